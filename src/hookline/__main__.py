@@ -1,0 +1,3 @@
+from hookline.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The HTTP layer: one module per resource; each handler owns its transaction."""

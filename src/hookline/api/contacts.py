@@ -1,0 +1,140 @@
+"""``/v1/contacts``: create, read, list, merge-patch, delete."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import ORJSONResponse
+
+from hookline.api.deps import DB, ContactsRead, ContactsWrite, JsonContent, events_committed
+from hookline.api.openapi import error_responses
+from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page
+from hookline.domain import contacts as domain
+from hookline.domain.validation import normalize_phone
+from hookline.errors import NotFound, ValidationFailed
+from hookline.schemas.common import SuccessOut
+from hookline.schemas.contacts import ContactCreate, ContactOut, ContactUpdate
+
+router = APIRouter(prefix="/v1/contacts", tags=["contacts"])
+
+
+def _not_found(contact_id: str) -> NotFound:
+    return NotFound(f"No contact with id {contact_id}.")
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=ContactOut,
+    responses=error_responses(400, 401, 403, 413, 415, 422),
+    summary="Create a contact (fires contact.created)",
+)
+async def create_contact(
+    request: Request, auth: ContactsWrite, _json: JsonContent, body: ContactCreate, db: DB
+) -> ORJSONResponse:
+    async with db.begin() as conn:
+        contact = await domain.create_contact(conn, auth.account_id, body.provided())
+    events_committed(request)
+    return ORJSONResponse(
+        contact, status_code=201, headers={"Location": f"/v1/contacts/{contact['id']}"}
+    )
+
+
+@router.get(
+    "",
+    response_model=list[ContactOut],
+    responses=error_responses(401, 403, 422),
+    summary="List contacts, newest first",
+)
+async def list_contacts(
+    request: Request,
+    response: Response,
+    auth: ContactsRead,
+    db: DB,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
+    offset: Annotated[int | None, Query(ge=0, le=1_000_000)] = None,
+    search: Annotated[str | None, Query(max_length=200)] = None,
+    tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
+    phone_number: Annotated[str | None, Query(max_length=32)] = None,
+    email: Annotated[str | None, Query(max_length=254)] = None,
+) -> list[dict[str, Any]]:
+    filters = domain.ContactFilters(
+        search=search.strip() if search else None,
+        tags=tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else (),
+        phone_number=_phone_filter(phone_number),
+        email=email.strip().lower() if email else None,
+    )
+    async with db.read() as conn:
+        rows = await domain.list_contacts(
+            conn,
+            auth.account_id,
+            filters,
+            limit=limit + 1,
+            before_id=decode_cursor(cursor),
+            offset=None if cursor else offset,
+        )
+    return page(request, response, rows, limit)
+
+
+def _phone_filter(value: str | None) -> str | None:
+    if value is None:
+        return None
+    try:
+        return normalize_phone(value)
+    except ValueError as exc:
+        raise ValidationFailed.for_field("phone_number", str(exc)) from None
+
+
+@router.get(
+    "/{contact_id}",
+    response_model=ContactOut,
+    responses=error_responses(401, 403, 404),
+    summary="Get a contact",
+)
+async def get_contact(contact_id: str, auth: ContactsRead, db: DB) -> ORJSONResponse:
+    async with db.read() as conn:
+        contact = await domain.get_contact(conn, auth.account_id, contact_id)
+    if contact is None:
+        raise _not_found(contact_id)
+    return ORJSONResponse(contact)
+
+
+@router.patch(
+    "/{contact_id}",
+    response_model=ContactOut,
+    responses=error_responses(400, 401, 403, 404, 413, 415, 422),
+    summary="Update a contact with JSON merge-patch (fires contact.updated when changed)",
+)
+async def update_contact(
+    request: Request,
+    contact_id: str,
+    auth: ContactsWrite,
+    _json: JsonContent,
+    body: ContactUpdate,
+    db: DB,
+) -> ORJSONResponse:
+    async with db.begin() as conn:
+        contact = await domain.update_contact(conn, auth.account_id, contact_id, body.provided())
+    if contact is None:
+        raise _not_found(contact_id)
+    events_committed(request)
+    return ORJSONResponse(contact)
+
+
+@router.delete(
+    "/{contact_id}",
+    response_model=SuccessOut,
+    responses=error_responses(401, 403, 404),
+    summary="Delete a contact (fires contact.deleted)",
+)
+async def delete_contact(
+    request: Request, contact_id: str, auth: ContactsWrite, db: DB
+) -> ORJSONResponse:
+    async with db.begin() as conn:
+        contact = await domain.delete_contact(conn, auth.account_id, contact_id)
+    if contact is None:
+        raise _not_found(contact_id)
+    events_committed(request)
+    return ORJSONResponse({"success": True, "message": f"Contact {contact_id} deleted"})

@@ -1,0 +1,114 @@
+"""Typed dependencies: ``DB``, ``Settings``, and scoped ``AuthContext`` aliases."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from datetime import timedelta
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+
+from hookline.domain import keys
+from hookline.domain.keys import AuthContext
+from hookline.errors import Forbidden, Unauthenticated, UnsupportedMediaType
+from hookline.settings import Settings
+from hookline.storage.db import Database
+from hookline.timeutil import utcnow
+
+# last_used_at is a hint for people, not an audit log: write it at most once a minute per key.
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+def get_db(request: Request) -> Database:
+    db: Database = request.app.state.db
+    return db
+
+
+def get_settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+DB = Annotated[Database, Depends(get_db)]
+AppSettings = Annotated[Settings, Depends(get_settings)]
+
+
+def _bearer_token(request: Request) -> str:
+    header = request.headers.get("authorization")
+    if not header:
+        raise Unauthenticated("Missing Authorization header; send 'Authorization: Bearer <key>'.")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated("Authorization must be 'Bearer <key>'.")
+    return token.strip()
+
+
+async def authenticate(request: Request) -> AuthContext:
+    token = _bearer_token(request)
+    if not keys.is_well_formed(token):
+        raise Unauthenticated("This is not a hookline API key (expected hl_live_..., 46 chars).")
+    db = get_db(request)
+    async with db.read() as conn:
+        context = await keys.authenticate(conn, token)
+    if context is None:
+        raise Unauthenticated("This API key is unknown or was revoked.")
+    request.state.account_id = context.account_id
+    _remember_use(request, db, context)
+    return context
+
+
+def _remember_use(request: Request, db: Database, context: AuthContext) -> None:
+    now = utcnow()
+    if context.last_used_at is not None and now - context.last_used_at < LAST_USED_RESOLUTION:
+        return
+
+    async def touch() -> None:
+        async with db.begin() as conn:
+            await keys.touch_last_used(conn, context.key_id, now)
+
+    spawn(request, touch())
+
+
+def spawn(request: Request, coro: Coroutine[Any, Any, None]) -> None:
+    """Run ``coro`` after the response, keeping a reference so it isn't garbage-collected."""
+    tasks: set[asyncio.Task[None]] = request.app.state.background_tasks
+    task = asyncio.get_running_loop().create_task(coro)
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+
+
+def require(scope: str) -> Callable[[Request], Coroutine[Any, Any, AuthContext]]:
+    async def dependency(request: Request) -> AuthContext:
+        context = await authenticate(request)
+        if scope not in context.scopes:
+            raise Forbidden(f"This API key lacks the '{scope}' scope.")
+        return context
+
+    dependency.__name__ = f"require_{scope.replace(':', '_')}"
+    return dependency
+
+
+ContactsRead = Annotated[AuthContext, Depends(require("contacts:read"))]
+ContactsWrite = Annotated[AuthContext, Depends(require("contacts:write"))]
+CallsRead = Annotated[AuthContext, Depends(require("calls:read"))]
+CallsWrite = Annotated[AuthContext, Depends(require("calls:write"))]
+WebhooksRead = Annotated[AuthContext, Depends(require("webhooks:read"))]
+WebhooksWrite = Annotated[AuthContext, Depends(require("webhooks:write"))]
+
+
+def require_json(request: Request) -> None:
+    """Bodies must be JSON; checked before the body is parsed so the answer is a clear 415."""
+    content_type = request.headers.get("content-type", "")
+    media_type = content_type.split(";")[0].strip().lower()
+    if media_type != "application/json" and not media_type.endswith("+json"):
+        raise UnsupportedMediaType()
+
+
+# Declared after the auth parameter so a bad key is a 401 before a bad body is a 415.
+JsonContent = Annotated[None, Depends(require_json)]
+
+
+def events_committed(request: Request) -> None:
+    """Tell the delivery worker that new events are committed (wakes it without polling)."""
+    request.app.state.wakeup.events_committed()

@@ -1,0 +1,124 @@
+"""Every error, from every layer, in the contract's body (routing, validation, crashes)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import ORJSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from hookline.errors import (
+    ApiError,
+    InternalError,
+    InvalidJSON,
+    MethodNotAllowed,
+    NotFound,
+    ValidationFailed,
+    error_body,
+)
+from hookline.schemas.common import READ_ONLY_FIELDS
+
+log = logging.getLogger("hookline.errors")
+
+
+def request_id_of(request: Request) -> str:
+    return str(getattr(request.state, "request_id", "") or "")
+
+
+def error_response(request: Request, error: ApiError) -> ORJSONResponse:
+    return ORJSONResponse(
+        error_body(error.code, error.message, request_id_of(request), error.details),
+        status_code=error.status_code,
+        headers=error.headers,
+    )
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
+    # Pydantic puts the failing validator's type (e.g. "function-after[...]") in the location.
+    parts = [p for p in parts if "[" not in p]
+    return ".".join(parts) or "body"
+
+
+def _field_message(error: dict[str, Any], field: str) -> str:
+    kind = error.get("type", "")
+    if kind == "extra_forbidden":
+        top = field.split(".")[0]
+        if top in READ_ONLY_FIELDS:
+            return f"{field} is read-only and cannot be set"
+        return f"{field} is not a known field"
+    if kind == "missing":
+        return f"{field} is required"
+    message = str(error.get("msg", "is not valid"))
+    if kind == "value_error":
+        # Our validators already name the field: "phone_number must be E.164, ...".
+        return message.removeprefix("Value error, ")
+    return f"{field}: {message[0].lower()}{message[1:]}" if message else f"{field} is not valid"
+
+
+def validation_error_from(exc: RequestValidationError) -> ApiError:
+    errors = list(exc.errors())
+    for error in errors:
+        if error.get("type") == "json_invalid":
+            return InvalidJSON("The request body is not valid JSON.")
+        loc = tuple(error.get("loc", ()))
+        if loc == ("body",) and error.get("type") in (
+            "model_attributes_type",
+            "dict_type",
+            "missing",
+        ):
+            return InvalidJSON("The request body must be a JSON object.")
+    fields = []
+    for error in errors:
+        field = _field_name(tuple(error.get("loc", ())))
+        fields.append({"field": field, "message": _field_message(error, field)})
+    return ValidationFailed(fields)
+
+
+async def _api_error(request: Request, exc: Exception) -> ORJSONResponse:
+    assert isinstance(exc, ApiError)
+    return error_response(request, exc)
+
+
+async def _validation_error(request: Request, exc: Exception) -> ORJSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(request, validation_error_from(exc))
+
+
+async def _http_error(request: Request, exc: Exception) -> ORJSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    error: ApiError
+    if exc.status_code == 404:
+        error = NotFound(f"No route matches {request.method} {request.url.path}.")
+    elif exc.status_code == 405:
+        error = MethodNotAllowed(f"{request.method} is not allowed on {request.url.path}.")
+    else:
+        error = ApiError(str(exc.detail))
+        error.status_code = exc.status_code
+        error.code = {400: "invalid_json", 401: "unauthenticated", 403: "forbidden"}.get(
+            exc.status_code, "internal_error"
+        )
+    if exc.headers:
+        error.headers.update(exc.headers)
+    return error_response(request, error)
+
+
+async def _unexpected(request: Request, exc: Exception) -> ORJSONResponse:
+    log.error(
+        "unhandled %s on %s %s",
+        type(exc).__name__,
+        request.method,
+        request.url.path,
+        exc_info=(type(exc), exc, exc.__traceback__),
+    )
+    return error_response(request, InternalError())
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,71 @@
+"""The application factory: wires settings, storage, the HTTP layer and the delivery worker."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+from fastapi.responses import ORJSONResponse
+
+from hookline import __version__
+from hookline.api import contacts, health
+from hookline.api.errors import install_error_handlers
+from hookline.api.middleware import RequestContext
+from hookline.crypto import SecretBox, resolve_secret_key
+from hookline.settings import Settings
+from hookline.storage.db import Database
+from hookline.storage.migrate import upgrade_to_head
+
+log = logging.getLogger("hookline.app")
+
+API_DESCRIPTION = """
+hookline stores an account's contacts and calls and delivers signed webhook events about them.
+
+Authenticate every `/v1` request with `Authorization: Bearer hl_live_...`. Every error has the body
+`{"success": false, "error": {"code", "message", "details", "request_id"}}`.
+"""
+
+
+class _NoWakeup:
+    def events_committed(self) -> None:
+        return None
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db = Database(settings)
+        app.state.db = db
+        app.state.secret_box = SecretBox(resolve_secret_key(settings))
+        await upgrade_to_head(db)
+        app.state.wakeup = _NoWakeup()
+        try:
+            yield
+        finally:
+            pending: set[asyncio.Task[None]] = app.state.background_tasks
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
+            await db.dispose()
+
+    app = FastAPI(
+        title="hookline",
+        version=__version__,
+        description=API_DESCRIPTION,
+        openapi_url="/v1/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+        default_response_class=ORJSONResponse,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.background_tasks = set()
+    install_error_handlers(app)
+    app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
+    for module in (health, contacts):
+        app.include_router(module.router)
+    return app

@@ -1,0 +1,192 @@
+"""``hookline``: serve, worker, migrate, accounts and keys."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import orjson
+from pydantic import ValidationError
+
+from hookline.settings import Settings
+
+T = TypeVar("T")
+
+
+def load_settings() -> Settings:
+    """Settings from HOOKLINE_*; a bad value stops start-up with a message naming it."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        for error in exc.errors():
+            loc = "_".join(str(part) for part in error["loc"]).upper()
+            name = f"HOOKLINE_{loc}" if loc else "settings"
+            print(f"hookline: invalid setting {name}: {error['msg']}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(orjson.dumps(value).decode() + "\n")
+    sys.stdout.flush()
+
+
+def _with_db(settings: Settings, action: Callable[[Any], Awaitable[T]]) -> T:
+    from hookline.storage.db import Database
+    from hookline.storage.migrate import upgrade_to_head
+
+    async def run() -> T:
+        db = Database(settings)
+        try:
+            await upgrade_to_head(db)
+            return await action(db)
+        finally:
+            await db.dispose()
+
+    return asyncio.run(run())
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from hookline.app import create_app
+    from hookline.logs import configure_logging
+
+    settings = load_settings()
+    configure_logging(settings.log_level)
+    uvicorn.run(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        log_config=None,
+        access_log=False,
+        server_header=False,
+        proxy_headers=False,
+        timeout_graceful_shutdown=10,
+    )
+    return 0
+
+
+def cmd_worker(_args: argparse.Namespace) -> int:
+    from hookline.delivery.worker import run_standalone
+    from hookline.logs import configure_logging
+
+    settings = load_settings()
+    configure_logging(settings.log_level)
+    return run_standalone(settings)
+
+
+def cmd_migrate(_args: argparse.Namespace) -> int:
+    settings = load_settings()
+
+    async def done(_db: Any) -> None:
+        return None
+
+    _with_db(settings, done)
+    print("hookline: database is at the latest schema", file=sys.stderr)
+    return 0
+
+
+def cmd_accounts_create(args: argparse.Namespace) -> int:
+    from hookline.domain import keys
+
+    async def create(db: Any) -> dict[str, str]:
+        async with db.begin() as conn:
+            account_id = await keys.create_account(conn, args.name)
+            api_key, _record = await keys.create_key(conn, account_id, "default")
+        return {"account_id": account_id, "api_key": api_key}
+
+    _print_json(_with_db(load_settings(), create))
+    return 0
+
+
+def cmd_keys_create(args: argparse.Namespace) -> int:
+    from hookline.domain import keys
+
+    scopes = [s.strip() for s in args.scopes.split(",")] if args.scopes else None
+    try:
+        keys.normalize_scopes(scopes)
+    except ValueError as exc:
+        print(f"hookline: {exc}", file=sys.stderr)
+        return 2
+
+    async def create(db: Any) -> dict[str, Any]:
+        async with db.begin() as conn:
+            api_key, record = await keys.create_key(conn, args.account, args.name, scopes)
+        return {"api_key": api_key, **record}
+
+    _print_json(_with_db(load_settings(), create))
+    return 0
+
+
+def cmd_keys_list(args: argparse.Namespace) -> int:
+    from hookline.domain import keys
+
+    async def listing(db: Any) -> list[dict[str, Any]]:
+        async with db.read() as conn:
+            return await keys.list_keys(conn, args.account)
+
+    for record in _with_db(load_settings(), listing):
+        _print_json(record)
+    return 0
+
+
+def cmd_keys_revoke(args: argparse.Namespace) -> int:
+    from hookline.domain import keys
+
+    async def revoke(db: Any) -> bool:
+        async with db.begin() as conn:
+            return await keys.revoke_key(conn, args.account, args.key_id)
+
+    if not _with_db(load_settings(), revoke):
+        print(f"hookline: no live key {args.key_id} in account {args.account}", file=sys.stderr)
+        return 1
+    _print_json({"id": args.key_id, "revoked": True})
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="hookline", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the API, dashboard and delivery worker")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(func=cmd_serve)
+
+    commands.add_parser("worker", help="run a delivery worker only").set_defaults(func=cmd_worker)
+    commands.add_parser("migrate", help="bring the database to the latest schema").set_defaults(
+        func=cmd_migrate
+    )
+
+    accounts = commands.add_parser("accounts", help="manage accounts").add_subparsers(
+        dest="action", required=True
+    )
+    create_account = accounts.add_parser("create", help="create an account and its first key")
+    create_account.add_argument("name")
+    create_account.set_defaults(func=cmd_accounts_create)
+
+    key_commands = commands.add_parser("keys", help="manage API keys").add_subparsers(
+        dest="action", required=True
+    )
+    create_key = key_commands.add_parser("create", help="create a key (printed once)")
+    create_key.add_argument("--account", required=True)
+    create_key.add_argument("--name", default="cli")
+    create_key.add_argument("--scopes", help="comma-separated; default: all scopes")
+    create_key.set_defaults(func=cmd_keys_create)
+    list_keys = key_commands.add_parser("list", help="list an account's keys")
+    list_keys.add_argument("--account", required=True)
+    list_keys.set_defaults(func=cmd_keys_list)
+    revoke_key = key_commands.add_parser("revoke", help="revoke a key at once")
+    revoke_key.add_argument("key_id")
+    revoke_key.add_argument("--account", required=True)
+    revoke_key.set_defaults(func=cmd_keys_revoke)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    result: int = args.func(args)
+    return result

@@ -1,0 +1,225 @@
+"""Contacts: every change writes its event in the same transaction (see ``events.record_event``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline import ids
+from hookline.domain.events import record_event
+from hookline.errors import ValidationFailed
+from hookline.storage.models import contacts
+from hookline.timeutil import iso, utcnow
+
+REQUIRED_FIELDS = ("first_name", "phone_number")
+OPTIONAL_FIELDS = ("last_name", "email", "company", "tags", "notes")
+
+
+def contact_out(row: Any) -> dict[str, Any]:
+    """The contact object exactly as the API returns it and events carry it."""
+    return {
+        "id": row.id,
+        "first_name": row.first_name,
+        "last_name": row.last_name,
+        "phone_number": row.phone_number,
+        "email": row.email,
+        "company": row.company,
+        "tags": list(row.tags or []),
+        "notes": row.notes,
+        "created_at": iso(row.created_at),
+        "updated_at": iso(row.updated_at),
+    }
+
+
+def _empty_as_none(value: str | None) -> str | None:
+    return value if value else None
+
+
+async def create_contact(
+    conn: AsyncConnection, account_id: str, fields: dict[str, Any]
+) -> dict[str, Any]:
+    now = utcnow()
+    row = {
+        "id": ids.contact_id(),
+        "account_id": account_id,
+        "first_name": fields["first_name"],
+        "last_name": _empty_as_none(fields.get("last_name")),
+        "phone_number": fields["phone_number"],
+        "email": fields.get("email"),
+        "company": _empty_as_none(fields.get("company")),
+        "tags": fields.get("tags") or [],
+        "notes": _empty_as_none(fields.get("notes")),
+        "created_at": now,
+        "updated_at": now,
+    }
+    await conn.execute(contacts.insert().values(**row))
+    contact = contact_out(_Row(row))
+    await record_event(conn, account_id, "contact.created", contact)
+    return contact
+
+
+async def get_contact(
+    conn: AsyncConnection, account_id: str, contact_id: str
+) -> dict[str, Any] | None:
+    row = (
+        await conn.execute(
+            select(contacts).where(contacts.c.id == contact_id, contacts.c.account_id == account_id)
+        )
+    ).first()
+    return contact_out(row) if row is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class ContactFilters:
+    search: str | None = None
+    tags: tuple[str, ...] = ()
+    phone_number: str | None = None
+    email: str | None = None
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _filter_clauses(account_id: str, filters: ContactFilters) -> list[Any]:
+    clauses: list[Any] = [contacts.c.account_id == account_id]
+    if filters.phone_number is not None:
+        clauses.append(contacts.c.phone_number == filters.phone_number)
+    if filters.email is not None:
+        clauses.append(contacts.c.email == filters.email)
+    if filters.search:
+        pattern = f"%{_escape_like(filters.search.lower())}%"
+        full_name = func.lower(
+            contacts.c.first_name + " " + func.coalesce(contacts.c.last_name, "")
+        )
+        clauses.append(
+            or_(
+                full_name.like(pattern, escape="\\"),
+                func.lower(func.coalesce(contacts.c.email, "")).like(pattern, escape="\\"),
+                contacts.c.phone_number.like(pattern, escape="\\"),
+            )
+        )
+    return clauses
+
+
+async def list_contacts(
+    conn: AsyncConnection,
+    account_id: str,
+    filters: ContactFilters,
+    *,
+    limit: int,
+    before_id: str | None = None,
+    offset: int | None = None,
+) -> list[dict[str, Any]]:
+    """Newest first. Tag filtering happens in Python after the SQL filters so that it means the
+    same thing on SQLite and PostgreSQL (JSON containment differs); we over-fetch to fill a page."""
+    clauses = _filter_clauses(account_id, filters)
+    if before_id is not None:
+        clauses.append(contacts.c.id < before_id)
+    query = select(contacts).where(and_(*clauses)).order_by(contacts.c.id.desc())
+    if not filters.tags:
+        query = query.limit(limit)
+        if offset:
+            query = query.offset(offset)
+        return [contact_out(r) for r in await conn.execute(query)]
+    wanted = set(filters.tags)
+    matched: list[dict[str, Any]] = []
+    skipped = 0
+    result = await conn.stream(query.execution_options(yield_per=500))
+    async for row in result:
+        if not wanted.issubset(row.tags or []):
+            continue
+        if offset and skipped < offset:
+            skipped += 1
+            continue
+        matched.append(contact_out(row))
+        if len(matched) >= limit:
+            break
+    await result.close()
+    return matched
+
+
+async def update_contact(
+    conn: AsyncConnection, account_id: str, contact_id: str, changes: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Merge-patch ``changes`` (already validated); None when the contact doesn't exist.
+
+    Bumps ``updated_at`` and fires ``contact.updated`` only when a value actually changed.
+    """
+    for field in REQUIRED_FIELDS:
+        if field in changes and changes[field] is None:
+            raise ValidationFailed.for_field(field, f"{field} cannot be null (it is required)")
+    row = (
+        await conn.execute(
+            select(contacts)
+            .where(contacts.c.id == contact_id, contacts.c.account_id == account_id)
+            .with_for_update()
+        )
+    ).first()
+    if row is None:
+        return None
+    before = contact_out(row)
+    normalized = {
+        field: ([] if field == "tags" and value is None else value)
+        for field, value in changes.items()
+    }
+    for field in ("last_name", "company", "notes"):
+        if field in normalized:
+            normalized[field] = _empty_as_none(normalized[field])
+    changed = {f: v for f, v in normalized.items() if before[f] != v}
+    if not changed:
+        return before
+    now = utcnow()
+    await conn.execute(
+        update(contacts).where(contacts.c.id == contact_id).values(**changed, updated_at=now)
+    )
+    after = {**before, **changed, "updated_at": iso(now)}
+    previous = {field: before[field] for field in changed}
+    await record_event(conn, account_id, "contact.updated", after, previous)
+    return after
+
+
+async def delete_contact(
+    conn: AsyncConnection, account_id: str, contact_id: str
+) -> dict[str, Any] | None:
+    row = (
+        await conn.execute(
+            delete(contacts)
+            .where(contacts.c.id == contact_id, contacts.c.account_id == account_id)
+            .returning(*contacts.c)
+        )
+    ).first()
+    if row is None:
+        return None
+    contact = contact_out(row)
+    await record_event(conn, account_id, "contact.deleted", contact)
+    return contact
+
+
+async def find_contact_id_by_phone(
+    conn: AsyncConnection, account_id: str, phone_number: str
+) -> str | None:
+    """The account's most recent contact with this number, for linking calls."""
+    return (
+        await conn.execute(
+            select(contacts.c.id)
+            .where(contacts.c.account_id == account_id, contacts.c.phone_number == phone_number)
+            .order_by(contacts.c.id.desc())
+            .limit(1)
+        )
+    ).scalar_one_or_none()
+
+
+class _Row:
+    """Attribute access over a dict, so ``contact_out`` serves inserts and selects alike."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._data = data
+
+    def __getattr__(self, name: str) -> Any:
+        return self._data[name]

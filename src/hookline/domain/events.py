@@ -1,0 +1,98 @@
+"""Events: written in the caller's transaction (the transactional outbox), read for reconciliation.
+
+The delivery dispatcher later fans each undispatched event out into deliveries; nothing here talks
+to the network, so a crash at any point either keeps both the change and its event, or neither.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline import ids
+from hookline.storage.models import events
+from hookline.timeutil import iso, utcnow
+
+EVENT_TYPES = (
+    "contact.created",
+    "contact.updated",
+    "contact.deleted",
+    "call.started",
+    "call.completed",
+)
+TEST_EVENT_TYPE = "webhook.test"
+VISIBLE_DAYS = 30
+
+
+async def record_event(
+    conn: AsyncConnection,
+    account_id: str,
+    event_type: str,
+    data: dict[str, Any],
+    previous_attributes: dict[str, Any] | None = None,
+    *,
+    target_webhook_id: str | None = None,
+) -> str:
+    event = ids.event_id()
+    await conn.execute(
+        events.insert().values(
+            id=event,
+            account_id=account_id,
+            type=event_type,
+            data=data,
+            previous_attributes=previous_attributes,
+            created_at=utcnow(),
+            dispatched=False,
+            target_webhook_id=target_webhook_id,
+        )
+    )
+    return event
+
+
+def event_out(row: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": row.id,
+        "type": row.type,
+        "timestamp": iso(row.created_at),
+        "data": row.data,
+    }
+    if row.type == "contact.updated":
+        out["previous_attributes"] = row.previous_attributes or {}
+    return out
+
+
+async def get_event(conn: AsyncConnection, account_id: str, event_id: str) -> dict[str, Any] | None:
+    row = (
+        await conn.execute(
+            select(events).where(events.c.id == event_id, events.c.account_id == account_id)
+        )
+    ).first()
+    return event_out(row) if row is not None else None
+
+
+async def list_events(
+    conn: AsyncConnection,
+    account_id: str,
+    *,
+    limit: int,
+    before_id: str | None = None,
+    event_type: str | None = None,
+) -> list[dict[str, Any]]:
+    """Newest first, the last ``VISIBLE_DAYS`` days; ask ``limit + 1`` to see a next page."""
+    query = (
+        select(events)
+        .where(
+            events.c.account_id == account_id,
+            events.c.created_at >= utcnow() - timedelta(days=VISIBLE_DAYS),
+        )
+        .order_by(events.c.id.desc())
+        .limit(limit)
+    )
+    if before_id is not None:
+        query = query.where(events.c.id < before_id)
+    if event_type is not None:
+        query = query.where(events.c.type == event_type)
+    return [event_out(r) for r in await conn.execute(query)]

@@ -1,0 +1,163 @@
+"""API keys: ``hl_live_<32 base62><6 base62 checksum>``; only a SHA-256 of the key is stored.
+
+The checksum (CRC32 of the random part) lets a mistyped key be refused without a database look-up.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import zlib
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline import ids
+from hookline.storage.models import accounts, api_keys
+from hookline.timeutil import iso, utcnow
+
+KEY_PREFIX = "hl_live_"
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_RANDOM_LENGTH = 32
+_CHECKSUM_LENGTH = 6
+KEY_LENGTH = len(KEY_PREFIX) + _RANDOM_LENGTH + _CHECKSUM_LENGTH
+DISPLAY_PREFIX_LENGTH = len(KEY_PREFIX) + 6
+
+SCOPES = (
+    "contacts:read",
+    "contacts:write",
+    "calls:read",
+    "calls:write",
+    "webhooks:read",
+    "webhooks:write",
+)
+
+
+def _base62(number: int, width: int) -> str:
+    chars = []
+    for _ in range(width):
+        number, digit = divmod(number, 62)
+        chars.append(_ALPHABET[digit])
+    return "".join(reversed(chars))
+
+
+def _checksum(random_part: str) -> str:
+    return _base62(zlib.crc32(random_part.encode()), _CHECKSUM_LENGTH)
+
+
+def generate_key() -> str:
+    random_part = "".join(secrets.choice(_ALPHABET) for _ in range(_RANDOM_LENGTH))
+    return KEY_PREFIX + random_part + _checksum(random_part)
+
+
+def is_well_formed(key: str) -> bool:
+    if len(key) != KEY_LENGTH or not key.startswith(KEY_PREFIX):
+        return False
+    body = key[len(KEY_PREFIX) :]
+    random_part, checksum = body[:_RANDOM_LENGTH], body[_RANDOM_LENGTH:]
+    if any(c not in _ALPHABET for c in body):
+        return False
+    return secrets.compare_digest(_checksum(random_part), checksum)
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class AuthContext:
+    account_id: str
+    key_id: str
+    scopes: frozenset[str]
+    last_used_at: datetime | None
+
+
+def normalize_scopes(scopes: list[str] | None) -> list[str]:
+    if not scopes:
+        return list(SCOPES)
+    unknown = sorted(set(scopes) - set(SCOPES))
+    if unknown:
+        raise ValueError(f"unknown scope(s) {', '.join(unknown)}; known: {', '.join(SCOPES)}")
+    return [s for s in SCOPES if s in scopes]
+
+
+async def create_key(
+    conn: AsyncConnection, account_id: str, name: str, scopes: list[str] | None = None
+) -> tuple[str, dict[str, Any]]:
+    """Returns (the full key, shown once; the key's public record)."""
+    key = generate_key()
+    row = {
+        "id": ids.key_id(),
+        "account_id": account_id,
+        "name": name,
+        "prefix": key[:DISPLAY_PREFIX_LENGTH],
+        "key_hash": hash_key(key),
+        "scopes": normalize_scopes(scopes),
+        "created_at": utcnow(),
+        "last_used_at": None,
+        "revoked_at": None,
+    }
+    await conn.execute(api_keys.insert().values(**row))
+    return key, key_out(row)
+
+
+def key_out(row: Any) -> dict[str, Any]:
+    data = dict(row._mapping) if hasattr(row, "_mapping") else dict(row)
+    return {
+        "id": data["id"],
+        "name": data["name"],
+        "prefix": data["prefix"],
+        "scopes": list(data["scopes"]),
+        "created_at": iso(data["created_at"]),
+        "last_used_at": iso(data["last_used_at"]),
+        "revoked_at": iso(data["revoked_at"]),
+    }
+
+
+async def authenticate(conn: AsyncConnection, key: str) -> AuthContext | None:
+    """The live key's context, or None (unknown, revoked, or malformed)."""
+    if not is_well_formed(key):
+        return None
+    row = (
+        await conn.execute(
+            select(
+                api_keys.c.id, api_keys.c.account_id, api_keys.c.scopes, api_keys.c.last_used_at
+            ).where(api_keys.c.key_hash == hash_key(key), api_keys.c.revoked_at.is_(None))
+        )
+    ).first()
+    if row is None:
+        return None
+    return AuthContext(row.account_id, row.id, frozenset(row.scopes), row.last_used_at)
+
+
+async def touch_last_used(conn: AsyncConnection, key_id: str, when: datetime) -> None:
+    await conn.execute(update(api_keys).where(api_keys.c.id == key_id).values(last_used_at=when))
+
+
+async def list_keys(conn: AsyncConnection, account_id: str) -> list[dict[str, Any]]:
+    rows = await conn.execute(
+        select(api_keys).where(api_keys.c.account_id == account_id).order_by(api_keys.c.id)
+    )
+    return [key_out(r) for r in rows]
+
+
+async def revoke_key(conn: AsyncConnection, account_id: str, key_id: str) -> bool:
+    result = await conn.execute(
+        update(api_keys)
+        .where(
+            api_keys.c.id == key_id,
+            api_keys.c.account_id == account_id,
+            api_keys.c.revoked_at.is_(None),
+        )
+        .values(revoked_at=utcnow())
+    )
+    return bool(result.rowcount)
+
+
+async def create_account(conn: AsyncConnection, name: str) -> str:
+    account = ids.account_id()
+    await conn.execute(accounts.insert().values(id=account, name=name, created_at=utcnow()))
+    return account

@@ -1,0 +1,41 @@
+"""Identifiers: time-ordered UUIDv7 everywhere, with the contract's prefixes."""
+
+from __future__ import annotations
+
+import uuid6
+
+
+def uuid7() -> str:
+    return str(uuid6.uuid7())
+
+
+def contact_id() -> str:
+    return uuid7()
+
+
+def webhook_id() -> str:
+    return f"wh-{uuid7()}"
+
+
+def call_id() -> str:
+    return f"call-{uuid7()}"
+
+
+def event_id() -> str:
+    return f"evt_{uuid6.uuid7().hex}"
+
+
+def delivery_id() -> str:
+    return f"dlv_{uuid6.uuid7().hex}"
+
+
+def account_id() -> str:
+    return f"acct_{uuid6.uuid7().hex}"
+
+
+def key_id() -> str:
+    return f"key_{uuid6.uuid7().hex}"
+
+
+def attempt_id() -> str:
+    return f"att_{uuid6.uuid7().hex}"

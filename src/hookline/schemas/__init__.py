@@ -1,0 +1,1 @@
+"""Per-use request and response schemas (``ContactCreate``, ``ContactUpdate``, ``ContactOut``)."""

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from hookline.schemas.common import (
+    Company,
+    Email,
+    FirstName,
+    LastName,
+    Notes,
+    PhoneNumber,
+    RequestModel,
+    Tags,
+)
+
+
+class ContactCreate(RequestModel):
+    first_name: FirstName
+    last_name: LastName | None = None
+    phone_number: PhoneNumber = Field(description="E.164, e.g. +15551234567")
+    email: Email | None = None
+    company: Company | None = None
+    tags: Tags | None = None
+    notes: Notes | None = None
+
+
+class ContactUpdate(RequestModel):
+    """JSON merge-patch: absent fields are kept, ``null`` clears an optional field."""
+
+    first_name: FirstName | None = None
+    last_name: LastName | None = None
+    phone_number: PhoneNumber | None = None
+    email: Email | None = None
+    company: Company | None = None
+    tags: Tags | None = None
+    notes: Notes | None = None
+
+
+class ContactOut(BaseModel):
+    id: str
+    first_name: str
+    last_name: str | None
+    phone_number: str
+    email: str | None
+    company: str | None
+    tags: list[str]
+    notes: str | None
+    created_at: str
+    updated_at: str

@@ -1,0 +1,268 @@
+"""The schema, as SQLAlchemy Core tables.
+
+Core rather than ORM: the hot paths are a couple of INSERTs per request, and explicit statements
+keep them lean and make every transaction boundary visible in the caller.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+metadata = MetaData(naming_convention=NAMING)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timestamps stored in UTC and always returned timezone-aware (SQLite forgets the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):  # raw SQLite text, e.g. from a textual query
+            value = datetime.fromisoformat(value)
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+Json = JSON().with_variant(JSONB(), "postgresql")
+
+accounts = Table(
+    "accounts",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("name", String(200), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("prefix", String(32), nullable=False),
+    # SHA-256 hex of the whole key; the key itself is never stored.
+    Column("key_hash", String(64), nullable=False, unique=True),
+    Column("scopes", Json, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("last_used_at", UTCDateTime(), nullable=True),
+    Column("revoked_at", UTCDateTime(), nullable=True),
+    Index(None, "account_id"),
+)
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    Column("email", String(254), nullable=False, unique=True),
+    Column("password_hash", String(255), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Index(None, "account_id"),
+)
+
+dashboard_sessions = Table(
+    "dashboard_sessions",
+    metadata,
+    # SHA-256 hex of the session cookie's value.
+    Column("id", String(64), primary_key=True),
+    Column("user_id", String(64), ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    Column("csrf_token", String(64), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("expires_at", UTCDateTime(), nullable=False),
+    Index(None, "user_id"),
+)
+
+contacts = Table(
+    "contacts",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    Column("first_name", String(100), nullable=False),
+    Column("last_name", String(100), nullable=True),
+    Column("phone_number", String(32), nullable=False),
+    Column("email", String(254), nullable=True),
+    Column("company", String(200), nullable=True),
+    Column("tags", Json, nullable=False),
+    Column("notes", Text, nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+    # Ids are UUIDv7, so (account_id, id) is also creation order: cursor pagination walks it.
+    Index(None, "account_id", "id"),
+    Index(None, "account_id", "phone_number"),
+    Index(None, "account_id", "email"),
+)
+
+calls = Table(
+    "calls",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    Column("contact_id", String(64), ForeignKey("contacts.id", ondelete="SET NULL"), nullable=True),
+    Column("call_type", String(16), nullable=False),
+    Column("customer_phone_number", String(32), nullable=False),
+    Column("call_status", String(16), nullable=False),
+    Column("call_started_at", UTCDateTime(), nullable=False),
+    Column("call_ended_at", UTCDateTime(), nullable=True),
+    Column("duration_seconds", Integer, nullable=True),
+    Column("metadata", Json, nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+    Index(None, "account_id", "id"),
+    Index(None, "contact_id"),
+)
+
+webhooks = Table(
+    "webhooks",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    Column("url", String(2048), nullable=False),
+    Column("name", String(200), nullable=True),
+    Column("events", Json, nullable=False),
+    Column("is_active", Boolean, nullable=False),
+    # Signing secrets, encrypted with HOOKLINE_SECRET_KEY (crypto.SecretBox).
+    Column("secret_enc", Text, nullable=False),
+    Column("previous_secret_enc", Text, nullable=True),
+    Column("previous_secret_expires_at", UTCDateTime(), nullable=True),
+    Column("disabled_reason", String(500), nullable=True),
+    # Start of the current run of consecutive failures; NULL after any success.
+    Column("failing_since", UTCDateTime(), nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+    Index(None, "account_id", "id"),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    Column("type", String(64), nullable=False),
+    Column("data", Json, nullable=False),
+    Column("previous_attributes", Json, nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    # The outbox flag: written false in the caller's transaction; the dispatcher fans the event
+    # out into deliveries and sets it true in one transaction of its own.
+    Column("dispatched", Boolean, nullable=False),
+    # webhook.test events go to one webhook only.
+    Column("target_webhook_id", String(64), nullable=True),
+    Index(None, "account_id", "id"),
+    Index(
+        "ix_events_undispatched",
+        "id",
+        sqlite_where=text("dispatched = 0"),
+        postgresql_where=text("dispatched = false"),
+    ),
+    Index(None, "created_at"),
+)
+
+deliveries = Table(
+    "deliveries",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    Column("webhook_id", String(64), ForeignKey("webhooks.id", ondelete="CASCADE"), nullable=False),
+    Column("event_id", String(64), ForeignKey("events.id", ondelete="CASCADE"), nullable=False),
+    Column("event_type", String(64), nullable=False),
+    # pending | succeeded | failed | cancelled
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt_at", UTCDateTime(), nullable=True),
+    Column("last_status_code", Integer, nullable=True),
+    Column("last_error", String(1000), nullable=True),
+    # A claim: the worker holding it, until when; renewed by heartbeat.
+    Column("leased_by", String(64), nullable=True),
+    Column("leased_until", UTCDateTime(), nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("updated_at", UTCDateTime(), nullable=False),
+    Index(None, "webhook_id", "id"),
+    Index(None, "event_id"),
+    Index(
+        "ix_deliveries_due",
+        "next_attempt_at",
+        sqlite_where=text("status = 'pending'"),
+        postgresql_where=text("status = 'pending'"),
+    ),
+    Index(None, "created_at"),
+)
+
+delivery_attempts = Table(
+    "delivery_attempts",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column(
+        "delivery_id", String(64), ForeignKey("deliveries.id", ondelete="CASCADE"), nullable=False
+    ),
+    Column("started_at", UTCDateTime(), nullable=False),
+    Column("duration_ms", Integer, nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("error", String(1000), nullable=True),
+    Column("response_body", Text, nullable=True),
+    Column("succeeded", Boolean, nullable=False),
+    Index(None, "delivery_id"),
+)
+
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column(
+        "account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("key", String(255), primary_key=True),
+    Column("request_hash", String(64), nullable=False),
+    # NULL while the first request is in flight.
+    Column("response_status", Integer, nullable=True),
+    Column("response_headers", Json, nullable=True),
+    Column("response_body", Text, nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Index(None, "created_at"),
+)
+
+workers = Table(
+    "workers",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("hostname", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("started_at", UTCDateTime(), nullable=False),
+    Column("heartbeat_at", UTCDateTime(), nullable=False),
+)
