@@ -8,12 +8,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from fastapi.responses import ORJSONResponse
 
 from hookline import __version__
-from hookline.api import contacts, health
+from hookline.api import calls, contacts, events, health, webhooks
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
+from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.settings import Settings
 from hookline.storage.db import Database
@@ -59,13 +59,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         openapi_url="/v1/openapi.json",
         docs_url="/docs",
         redoc_url=None,
-        default_response_class=ORJSONResponse,
+        default_response_class=JSONResponse,
         lifespan=lifespan,
     )
     app.state.settings = settings
     app.state.background_tasks = set()
     install_error_handlers(app)
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
-    for module in (health, contacts):
+    for module in (health, contacts, calls, webhooks, events):
         app.include_router(module.router)
     return app

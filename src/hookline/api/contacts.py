@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import ORJSONResponse
 
 from hookline.api.deps import DB, ContactsRead, ContactsWrite, JsonContent, events_committed
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page
+from hookline.api.responses import JSONResponse
 from hookline.domain import contacts as domain
 from hookline.domain.validation import normalize_phone
 from hookline.errors import NotFound, ValidationFailed
@@ -32,11 +32,11 @@ def _not_found(contact_id: str) -> NotFound:
 )
 async def create_contact(
     request: Request, auth: ContactsWrite, _json: JsonContent, body: ContactCreate, db: DB
-) -> ORJSONResponse:
+) -> JSONResponse:
     async with db.begin() as conn:
         contact = await domain.create_contact(conn, auth.account_id, body.provided())
     events_committed(request)
-    return ORJSONResponse(
+    return JSONResponse(
         contact, status_code=201, headers={"Location": f"/v1/contacts/{contact['id']}"}
     )
 
@@ -93,12 +93,12 @@ def _phone_filter(value: str | None) -> str | None:
     responses=error_responses(401, 403, 404),
     summary="Get a contact",
 )
-async def get_contact(contact_id: str, auth: ContactsRead, db: DB) -> ORJSONResponse:
+async def get_contact(contact_id: str, auth: ContactsRead, db: DB) -> JSONResponse:
     async with db.read() as conn:
         contact = await domain.get_contact(conn, auth.account_id, contact_id)
     if contact is None:
         raise _not_found(contact_id)
-    return ORJSONResponse(contact)
+    return JSONResponse(contact)
 
 
 @router.patch(
@@ -114,13 +114,13 @@ async def update_contact(
     _json: JsonContent,
     body: ContactUpdate,
     db: DB,
-) -> ORJSONResponse:
+) -> JSONResponse:
     async with db.begin() as conn:
         contact = await domain.update_contact(conn, auth.account_id, contact_id, body.provided())
     if contact is None:
         raise _not_found(contact_id)
     events_committed(request)
-    return ORJSONResponse(contact)
+    return JSONResponse(contact)
 
 
 @router.delete(
@@ -131,10 +131,10 @@ async def update_contact(
 )
 async def delete_contact(
     request: Request, contact_id: str, auth: ContactsWrite, db: DB
-) -> ORJSONResponse:
+) -> JSONResponse:
     async with db.begin() as conn:
         contact = await domain.delete_contact(conn, auth.account_id, contact_id)
     if contact is None:
         raise _not_found(contact_id)
     events_committed(request)
-    return ORJSONResponse({"success": True, "message": f"Contact {contact_id} deleted"})
+    return JSONResponse({"success": True, "message": f"Contact {contact_id} deleted"})

@@ -7,9 +7,9 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import ORJSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from hookline.api.responses import JSONResponse
 from hookline.errors import (
     ApiError,
     InternalError,
@@ -28,8 +28,8 @@ def request_id_of(request: Request) -> str:
     return str(getattr(request.state, "request_id", "") or "")
 
 
-def error_response(request: Request, error: ApiError) -> ORJSONResponse:
-    return ORJSONResponse(
+def error_response(request: Request, error: ApiError) -> JSONResponse:
+    return JSONResponse(
         error_body(error.code, error.message, request_id_of(request), error.details),
         status_code=error.status_code,
         headers=error.headers,
@@ -78,17 +78,17 @@ def validation_error_from(exc: RequestValidationError) -> ApiError:
     return ValidationFailed(fields)
 
 
-async def _api_error(request: Request, exc: Exception) -> ORJSONResponse:
+async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
     return error_response(request, exc)
 
 
-async def _validation_error(request: Request, exc: Exception) -> ORJSONResponse:
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     return error_response(request, validation_error_from(exc))
 
 
-async def _http_error(request: Request, exc: Exception) -> ORJSONResponse:
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     error: ApiError
     if exc.status_code == 404:
@@ -106,7 +106,7 @@ async def _http_error(request: Request, exc: Exception) -> ORJSONResponse:
     return error_response(request, error)
 
 
-async def _unexpected(request: Request, exc: Exception) -> ORJSONResponse:
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.error(
         "unhandled %s on %s %s",
         type(exc).__name__,

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from fastapi.responses import ORJSONResponse
 
 from hookline.api.deps import DB
+from hookline.api.responses import JSONResponse
 
 router = APIRouter(tags=["operations"])
 
 
 @router.get("/healthz", summary="The process is alive")
-async def healthz() -> ORJSONResponse:
-    return ORJSONResponse({"status": "ok"})
+async def healthz() -> JSONResponse:
+    return JSONResponse({"status": "ok"})
 
 
 @router.get("/readyz", summary="The database is reachable")
-async def readyz(db: DB) -> ORJSONResponse:
+async def readyz(db: DB) -> JSONResponse:
     try:
         await db.ping()
     except Exception:
-        return ORJSONResponse({"status": "unavailable", "database": "unreachable"}, 503)
-    return ORJSONResponse({"status": "ok", "database": "ok"})
+        return JSONResponse({"status": "unavailable", "database": "unreachable"}, 503)
+    return JSONResponse({"status": "ok", "database": "ok"})

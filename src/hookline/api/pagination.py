@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from typing import Annotated, Any
 
 from fastapi import Query, Request, Response
 
 from hookline.errors import ValidationFailed
+
+_CURSOR = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
+_DECODED = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
 
 LimitQuery = Annotated[int, Query(ge=1, le=100, description="Page size, 1..100.")]
 CursorQuery = Annotated[
@@ -24,8 +28,13 @@ def decode_cursor(cursor: str | None) -> str | None:
     if cursor is None:
         return None
     try:
+        if not _CURSOR.match(cursor):
+            raise ValueError(cursor)
         padded = cursor + "=" * (-len(cursor) % 4)
-        return base64.urlsafe_b64decode(padded.encode()).decode()
+        decoded = base64.urlsafe_b64decode(padded.encode()).decode()
+        if not _DECODED.match(decoded):
+            raise ValueError(decoded)
+        return decoded
     except (binascii.Error, UnicodeDecodeError, ValueError):
         raise ValidationFailed.for_field(
             "cursor", "cursor is not valid; use the Link header's URL"

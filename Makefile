@@ -1,0 +1,57 @@
+# Developers and CI run the same targets: `make run`, `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+HOOKLINE_HOST ?= 127.0.0.1
+HOOKLINE_PORT ?= 8000
+
+.PHONY: run test install system-deps lint typecheck check pytest fuzz bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## Set up, migrate the default SQLite file, and serve on 127.0.0.1:8000.
+run: $(STAMP)
+	$(BIN)/hookline migrate
+	@echo ""
+	@echo "  hookline is starting on http://$(HOOKLINE_HOST):$(HOOKLINE_PORT)"
+	@echo "  Dashboard (sign up, get an API key): http://$(HOOKLINE_HOST):$(HOOKLINE_PORT)/dashboard"
+	@echo "  Or from a shell: $(BIN)/hookline accounts create my-company"
+	@echo "  API docs: http://$(HOOKLINE_HOST):$(HOOKLINE_PORT)/docs"
+	@echo ""
+	exec $(BIN)/hookline serve --host $(HOOKLINE_HOST) --port $(HOOKLINE_PORT)
+
+system-deps:
+	bash scripts/install-system-deps.sh
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP) system-deps
+	$(BIN)/pytest
+
+## Everything CI runs: lint, types, and the whole suite on SQLite and a real PostgreSQL.
+test: lint typecheck pytest
+
+## A longer schemathesis run against a live server (EXAMPLES=n).
+fuzz: $(STAMP)
+	bash scripts/fuzz.sh $(or $(EXAMPLES),500)
+
+## Benchmarks; writes docs/benchmarks.md.
+bench: $(STAMP)
+	bash scripts/install-system-deps.sh --bench
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

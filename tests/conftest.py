@@ -1,0 +1,126 @@
+"""Shared fixtures: the same API suite runs against SQLite and a real PostgreSQL.
+
+The app, its database and the PostgreSQL server are started once per session and backend; each
+test gets fresh accounts. Every query is scoped to an account, so tests can't see each other's
+rows, which is itself part of what the suite checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from hookline.app import create_app
+from hookline.domain import keys
+from hookline.settings import Settings
+from hookline.storage.db import Database
+from tests.support.postgres import PostgresServer, running_postgres
+
+BACKENDS = ("sqlite", "postgres")
+TEST_SECRET_KEY = "test-secret-key-not-for-production"
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PostgresServer]:
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def make_database_url(backend: str, directory: Path, request: pytest.FixtureRequest) -> str:
+    """A fresh, empty database on ``backend``."""
+    if backend == "sqlite":
+        return f"sqlite:///{directory / 'hookline.db'}"
+    server: PostgresServer = request.getfixturevalue("pg_server")
+    return server.create_database()
+
+
+def make_settings(database_url: str, **overrides: object) -> Settings:
+    values: dict[str, object] = {
+        "database_url": database_url,
+        "allow_private_targets": True,
+        "secret_key": TEST_SECRET_KEY,
+        "worker_in_process": False,
+        "rate_limit": "100000/second",
+    }
+    values.update(overrides)
+    return Settings(**values)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def settings(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Settings:
+    directory = tmp_path_factory.mktemp(f"db-{backend}")
+    return make_settings(make_database_url(backend, directory, request))
+
+
+@pytest.fixture(scope="session")
+async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+    application = create_app(settings)
+    async with application.router.lifespan_context(application):
+        yield application
+
+
+@pytest.fixture(scope="session")
+def db(app: FastAPI) -> Database:
+    database: Database = app.state.db
+    return database
+
+
+@pytest.fixture(scope="session")
+async def client(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as c:
+        yield c
+
+
+@dataclass(frozen=True)
+class Account:
+    id: str
+    key: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.key}"}
+
+
+async def new_account(db: Database, name: str = "test", scopes: list[str] | None = None) -> Account:
+    async with db.begin() as conn:
+        account_id = await keys.create_account(conn, name)
+        key, _ = await keys.create_key(conn, account_id, "test", scopes)
+    return Account(account_id, key)
+
+
+@pytest.fixture
+async def account(db: Database) -> Account:
+    return await new_account(db, "primary")
+
+
+@pytest.fixture
+async def other_account(db: Database) -> Account:
+    return await new_account(db, "other")
+
+
+@pytest.fixture
+def auth_headers(account: Account) -> dict[str, str]:
+    return account.headers
+
+
+@pytest.fixture
+def other_auth_headers(other_account: Account) -> dict[str, str]:
+    return other_account.headers
+
+
+@pytest.fixture
+def api_key(account: Account) -> str:
+    return account.key

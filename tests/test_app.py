@@ -1,0 +1,95 @@
+"""Application-wide behaviour: probes, request ids, errors from every layer, OpenAPI."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from hookline.app import create_app
+from tests.conftest import make_settings
+
+
+async def test_probes(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/healthz")).json() == {"status": "ok"}
+    ready = await client.get("/readyz")
+    assert ready.status_code == 200
+    assert ready.json()["database"] == "ok"
+
+
+async def test_request_id_is_generated_or_echoed_when_sane(client: httpx.AsyncClient) -> None:
+    generated = await client.get("/healthz")
+    assert generated.headers["x-request-id"].startswith("req_")
+    echoed = await client.get("/healthz", headers={"X-Request-Id": "abc-123"})
+    assert echoed.headers["x-request-id"] == "abc-123"
+    insane = await client.get("/healthz", headers={"X-Request-Id": "a b\tc" + "x" * 300})
+    assert insane.headers["x-request-id"].startswith("req_")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("GET", "/nowhere", 404, "not_found"),
+        ("GET", "/v1/nowhere", 404, "not_found"),
+        ("PUT", "/v1/contacts", 405, "method_not_allowed"),
+    ],
+)
+async def test_routing_errors_use_the_contract_body(
+    client: httpx.AsyncClient, method: str, path: str, status: int, code: str
+) -> None:
+    response = await client.request(method, path)
+    assert response.status_code == status
+    body = response.json()
+    assert body["success"] is False
+    assert body["error"]["code"] == code
+    assert body["error"]["request_id"] == response.headers["x-request-id"]
+
+
+async def test_a_crash_is_a_json_500_without_a_trace(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = create_app(make_settings(f"sqlite:///{tmp_path / 'crash.db'}"))
+
+    @app.get("/boom")
+    async def boom() -> None:
+        raise RuntimeError("SELECT secret FROM somewhere")
+
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with app.router.lifespan_context(app), httpx.AsyncClient(
+        transport=transport, base_url="http://t"
+    ) as client:
+        with caplog.at_level(logging.ERROR):
+            response = await client.get("/boom")
+    assert response.status_code == 500
+    body = response.json()
+    assert body["error"]["code"] == "internal_error"
+    assert "SELECT" not in response.text and "Traceback" not in response.text
+    assert any("RuntimeError" in r.getMessage() for r in caplog.records)
+
+
+async def test_openapi_documents_every_route_and_the_error_body(
+    app: FastAPI, client: httpx.AsyncClient
+) -> None:
+    schema = (await client.get("/v1/openapi.json")).json()
+    documented = {
+        (method.upper(), path) for path, item in schema["paths"].items() for method in item
+    }
+    for route in app.routes:
+        path = getattr(route, "path", "")
+        if path.startswith("/v1/") and getattr(route, "include_in_schema", False):
+            for method in getattr(route, "methods", set()) - {"HEAD"}:
+                assert (method, path) in documented
+    assert "ErrorOut" in schema["components"]["schemas"]
+    for path, item in schema["paths"].items():
+        if not path.startswith("/v1/"):
+            continue
+        for method, operation in item.items():
+            responses = operation["responses"]
+            assert "500" in responses, f"{method} {path} documents no 500"
+            ref = responses["422"]["content"]["application/json"]["schema"]["$ref"]
+            assert ref.endswith("/ErrorOut"), f"{method} {path} 422 is not the contract body"
+    docs = await client.get("/docs")
+    assert docs.status_code == 200 and "swagger" in docs.text.lower()
