@@ -49,8 +49,17 @@ def test_accounts_and_keys_lifecycle_against_a_running_server(tmp_path: Path) ->
         deleted = http.delete(f"/v1/contacts/{contact_id}", headers=headers)
         assert deleted.json() == {"success": True, "message": f"Contact {contact_id} deleted"}
 
-        second = run_cli("keys", "create", "--account", account["account_id"], "--name",
-                         "reporting", "--scopes", "contacts:read", env=env)
+        second = run_cli(
+            "keys",
+            "create",
+            "--account",
+            account["account_id"],
+            "--name",
+            "reporting",
+            "--scopes",
+            "contacts:read",
+            env=env,
+        )
         assert second.returncode == 0, second.stderr
         key = json.loads(second.stdout)
         read_only = {"Authorization": f"Bearer {key['api_key']}"}
@@ -62,8 +71,7 @@ def test_accounts_and_keys_lifecycle_against_a_running_server(tmp_path: Path) ->
         assert {r["name"] for r in records} == {"default", "reporting"}
         assert all(account["api_key"] not in line for line in listed.stdout.splitlines())
 
-        revoked = run_cli("keys", "revoke", key["id"], "--account", account["account_id"],
-                          env=env)
+        revoked = run_cli("keys", "revoke", key["id"], "--account", account["account_id"], env=env)
         assert revoked.returncode == 0
         assert http.get("/v1/contacts", headers=read_only).status_code == 401
         assert http.get("/v1/contacts", headers=headers).status_code == 200
@@ -71,9 +79,7 @@ def test_accounts_and_keys_lifecycle_against_a_running_server(tmp_path: Path) ->
     assert account["api_key"] not in logs and key["api_key"] not in logs
     access = [json.loads(line) for line in logs.splitlines() if '"hookline.access"' in line]
     assert access, "one structured line per request"
-    assert {"request_id", "account_id", "method", "path", "status", "duration_ms"} <= set(
-        access[0]
-    )
+    assert {"request_id", "account_id", "method", "path", "status", "duration_ms"} <= set(access[0])
 
 
 @pytest.mark.parametrize("argv", [["keys", "create", "--account", "x", "--scopes", "nope"]])

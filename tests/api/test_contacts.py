@@ -189,10 +189,17 @@ async def test_unknown_id_is_404_in_the_contract_shape(
 
 
 async def test_list_filters(client: httpx.AsyncClient, auth_headers: dict[str, str]) -> None:
-    ada = await create(client, auth_headers, last_name="Lovelace", email="ada@example.com",
-                       tags=["vip", "lead"])
-    grace = await create(client, auth_headers, first_name="Grace", last_name="Hopper",
-                         phone_number="+12025550143", tags=["vip"])
+    ada = await create(
+        client, auth_headers, last_name="Lovelace", email="ada@example.com", tags=["vip", "lead"]
+    )
+    grace = await create(
+        client,
+        auth_headers,
+        first_name="Grace",
+        last_name="Hopper",
+        phone_number="+12025550143",
+        tags=["vip"],
+    )
 
     async def ids(**params: str) -> list[str]:
         response = await client.get("/v1/contacts", params=params, headers=auth_headers)
@@ -311,9 +318,7 @@ async def test_patch_tags_null_clears_them(
     assert response.json()["tags"] == []
 
 
-async def test_delete_then_gone(
-    client: httpx.AsyncClient, db: Database, account: Account
-) -> None:
+async def test_delete_then_gone(client: httpx.AsyncClient, db: Database, account: Account) -> None:
     created = await create(client, account.headers)
     response = await client.delete(f"/v1/contacts/{created['id']}", headers=account.headers)
     assert response.status_code == 200

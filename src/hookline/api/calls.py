@@ -1,0 +1,107 @@
+"""``/v1/calls``: start, complete, read and list calls (the source of call events)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+
+from hookline.api.deps import DB, CallsRead, CallsWrite, JsonContent, events_committed
+from hookline.api.openapi import error_responses
+from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page
+from hookline.api.responses import JSONResponse
+from hookline.domain import calls as domain
+from hookline.errors import NotFound
+from hookline.schemas.calls import CallComplete, CallCreate, CallOut, CallStatus, CallType
+
+router = APIRouter(prefix="/v1/calls", tags=["calls"])
+
+
+def _not_found(call_id: str) -> NotFound:
+    return NotFound(f"No call with id {call_id}.")
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=CallOut,
+    responses=error_responses(400, 401, 403, 413, 415, 422),
+    summary="Start a call (fires call.started)",
+    description="Without `contact_id`, the call is linked to the account's contact with "
+    "`customer_phone_number`, if one exists. A `contact_id` that is not one of the account's "
+    "contacts is a 422.",
+)
+async def create_call(
+    request: Request, auth: CallsWrite, _json: JsonContent, body: CallCreate, db: DB
+) -> JSONResponse:
+    async with db.begin() as conn:
+        call = await domain.create_call(conn, auth.account_id, body.provided())
+    events_committed(request)
+    return JSONResponse(call, status_code=201, headers={"Location": f"/v1/calls/{call['id']}"})
+
+
+@router.get(
+    "",
+    response_model=list[CallOut],
+    responses=error_responses(401, 403, 422),
+    summary="List calls, newest first",
+)
+async def list_calls(
+    request: Request,
+    response: Response,
+    auth: CallsRead,
+    db: DB,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
+    contact_id: Annotated[str | None, Query(max_length=64)] = None,
+    call_status: CallStatus | None = None,
+    call_type: CallType | None = None,
+) -> list[dict[str, Any]]:
+    filters = domain.CallFilters(
+        contact_id=contact_id, call_status=call_status, call_type=call_type
+    )
+    async with db.read() as conn:
+        rows = await domain.list_calls(
+            conn, auth.account_id, filters, limit=limit + 1, before_id=decode_cursor(cursor)
+        )
+    return page(request, response, rows, limit)
+
+
+@router.get(
+    "/{call_id}",
+    response_model=CallOut,
+    responses=error_responses(401, 403, 404),
+    summary="Get a call",
+)
+async def get_call(call_id: str, auth: CallsRead, db: DB) -> JSONResponse:
+    async with db.read() as conn:
+        call = await domain.get_call(conn, auth.account_id, call_id)
+    if call is None:
+        raise _not_found(call_id)
+    return JSONResponse(call)
+
+
+@router.post(
+    "/{call_id}/complete",
+    response_model=CallOut,
+    responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422),
+    summary="Complete a call (fires call.completed)",
+    description="Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, "
+    "rounded down). Completing a call that already ended is a 409.",
+)
+async def complete_call(
+    request: Request,
+    call_id: str,
+    auth: CallsWrite,
+    _json: JsonContent,
+    body: CallComplete,
+    db: DB,
+) -> JSONResponse:
+    async with db.begin() as conn:
+        call = await domain.complete_call(
+            conn, auth.account_id, call_id, body.call_status, body.call_ended_at
+        )
+    if call is None:
+        raise _not_found(call_id)
+    events_committed(request)
+    return JSONResponse(call)

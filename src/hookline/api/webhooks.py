@@ -1,0 +1,158 @@
+"""``/v1/webhooks``: subscriptions (create, list, read, update, delete, rotate the secret).
+
+The delivery endpoints under ``/v1/webhooks/{id}/...`` live in ``api.deliveries``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from hookline.api.deps import DB, AppSettings, JsonContent, WebhooksRead, WebhooksWrite
+from hookline.api.openapi import error_responses
+from hookline.api.responses import JSONResponse
+from hookline.crypto import SecretBox
+from hookline.domain import webhooks as domain
+from hookline.errors import NotFound, ValidationFailed
+from hookline.schemas.common import SuccessOut
+from hookline.schemas.webhooks import WebhookCreate, WebhookOut, WebhookSecretOut, WebhookUpdate
+
+router = APIRouter(prefix="/v1/webhooks", tags=["webhooks"])
+
+
+def _not_found(webhook_id: str) -> NotFound:
+    return NotFound(f"No webhook with id {webhook_id}.")
+
+
+def _secret_box(request: Request) -> SecretBox:
+    box: SecretBox = request.app.state.secret_box
+    return box
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=WebhookOut,
+    responses=error_responses(400, 401, 403, 413, 415, 422),
+    summary="Create a webhook subscription",
+    description="The response carries the full signing `secret`: store it now, it is shown in "
+    "full only here and on rotation. `url` must reach a public address (422 otherwise). An "
+    "account may have at most 100 webhooks "
+    "(`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).",
+)
+async def create_webhook(
+    request: Request,
+    auth: WebhooksWrite,
+    _json: JsonContent,
+    body: WebhookCreate,
+    db: DB,
+    settings: AppSettings,
+) -> JSONResponse:
+    url = await domain.check_url(body.url, allow_private=settings.allow_private_targets)
+    async with db.begin() as conn:
+        webhook = await domain.create_webhook(
+            conn,
+            auth.account_id,
+            url=url,
+            events=body.events,
+            name=body.name,
+            is_active=body.is_active,
+            box=_secret_box(request),
+            max_webhooks=settings.max_webhooks_per_account,
+        )
+    return JSONResponse(
+        webhook, status_code=201, headers={"Location": f"/v1/webhooks/{webhook['id']}"}
+    )
+
+
+@router.get(
+    "",
+    response_model=list[WebhookOut],
+    responses=error_responses(401, 403),
+    summary="List every webhook subscription of the account (secrets masked)",
+    description="Not paginated: an account has at most 100 webhooks.",
+)
+async def list_webhooks(auth: WebhooksRead, db: DB) -> list[dict[str, Any]]:
+    async with db.read() as conn:
+        return await domain.list_webhooks(conn, auth.account_id)
+
+
+@router.get(
+    "/{webhook_id}",
+    response_model=WebhookOut,
+    responses=error_responses(401, 403, 404),
+    summary="Get a webhook subscription (secret masked)",
+)
+async def get_webhook(webhook_id: str, auth: WebhooksRead, db: DB) -> JSONResponse:
+    async with db.read() as conn:
+        webhook = await domain.get_webhook(conn, auth.account_id, webhook_id)
+    if webhook is None:
+        raise _not_found(webhook_id)
+    return JSONResponse(webhook)
+
+
+@router.patch(
+    "/{webhook_id}",
+    response_model=WebhookOut,
+    responses=error_responses(400, 401, 403, 404, 413, 415, 422),
+    summary="Update a webhook subscription (secret masked)",
+    description="Absent fields are kept; `name: null` clears the name. Setting `is_active` "
+    "to true also clears `disabled_reason`.",
+)
+async def update_webhook(
+    webhook_id: str,
+    auth: WebhooksWrite,
+    _json: JsonContent,
+    body: WebhookUpdate,
+    db: DB,
+    settings: AppSettings,
+) -> JSONResponse:
+    changes = body.provided()
+    new_url = changes.pop("url", None)
+    if "url" in body.model_fields_set and new_url is None:
+        raise ValidationFailed.for_field("url", "url cannot be null")
+    url = (
+        await domain.check_url(new_url, allow_private=settings.allow_private_targets)
+        if new_url is not None
+        else None
+    )
+    async with db.begin() as conn:
+        webhook = await domain.update_webhook(conn, auth.account_id, webhook_id, changes, url=url)
+    if webhook is None:
+        raise _not_found(webhook_id)
+    return JSONResponse(webhook)
+
+
+@router.delete(
+    "/{webhook_id}",
+    response_model=SuccessOut,
+    responses=error_responses(401, 403, 404),
+    summary="Delete a webhook subscription (no delivery to it starts afterwards)",
+)
+async def delete_webhook(webhook_id: str, auth: WebhooksWrite, db: DB) -> JSONResponse:
+    async with db.begin() as conn:
+        deleted = await domain.delete_webhook(conn, auth.account_id, webhook_id)
+    if not deleted:
+        raise _not_found(webhook_id)
+    return JSONResponse({"success": True, "message": f"Webhook {webhook_id} deleted"})
+
+
+@router.post(
+    "/{webhook_id}/rotate-secret",
+    response_model=WebhookSecretOut,
+    responses=error_responses(401, 403, 404),
+    summary="Rotate the signing secret",
+    description="Returns the new secret in full. For 24 hours deliveries are signed with both "
+    "the old and the new secret, so receivers can switch without dropping any.",
+)
+async def rotate_secret(
+    request: Request, webhook_id: str, auth: WebhooksWrite, db: DB
+) -> JSONResponse:
+    async with db.begin() as conn:
+        secret = await domain.rotate_secret(
+            conn, auth.account_id, webhook_id, box=_secret_box(request)
+        )
+    if secret is None:
+        raise _not_found(webhook_id)
+    return JSONResponse({"secret": secret})

@@ -1,0 +1,177 @@
+"""Calls: reported by the telephony side; start and completion each fire an event in the same
+transaction (see ``events.record_event``)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import and_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline import ids
+from hookline.domain.contacts import find_contact_id_by_phone
+from hookline.domain.events import record_event
+from hookline.errors import Conflict, ValidationFailed
+from hookline.storage.models import calls, contacts
+from hookline.timeutil import iso, utcnow
+
+IN_PROGRESS = "in-progress"
+
+
+def call_out(row: Any) -> dict[str, Any]:
+    """The call object exactly as the API returns it and events carry it."""
+    return {
+        "id": row.id,
+        "contact_id": row.contact_id,
+        "call_type": row.call_type,
+        "customer_phone_number": row.customer_phone_number,
+        "call_status": row.call_status,
+        "call_started_at": iso(row.call_started_at),
+        "call_ended_at": iso(row.call_ended_at),
+        "duration_seconds": row.duration_seconds,
+        "metadata": row.metadata,
+        "created_at": iso(row.created_at),
+        "updated_at": iso(row.updated_at),
+    }
+
+
+def _to_millis(value: datetime) -> datetime:
+    # Stored precision is milliseconds (as ``utcnow``): the event carries what a GET returns.
+    return value.replace(microsecond=(value.microsecond // 1000) * 1000)
+
+
+async def _resolve_contact(
+    conn: AsyncConnection, account_id: str, contact_id: str | None, phone_number: str
+) -> str | None:
+    if contact_id is None:
+        return await find_contact_id_by_phone(conn, account_id, phone_number)
+    found = (
+        await conn.execute(
+            select(contacts.c.id).where(
+                contacts.c.id == contact_id, contacts.c.account_id == account_id
+            )
+        )
+    ).scalar_one_or_none()
+    if found is None:
+        # The same answer whether the id is unknown or another account's: nothing leaks.
+        raise ValidationFailed.for_field("contact_id", "contact_id does not match a contact")
+    return contact_id
+
+
+async def create_call(
+    conn: AsyncConnection, account_id: str, fields: dict[str, Any]
+) -> dict[str, Any]:
+    """Start a call (``fields`` already validated by ``CallCreate``); fires ``call.started``."""
+    now = utcnow()
+    phone = fields["customer_phone_number"]
+    started = fields.get("call_started_at")
+    row = {
+        "id": ids.call_id(),
+        "account_id": account_id,
+        "contact_id": await _resolve_contact(conn, account_id, fields.get("contact_id"), phone),
+        "call_type": fields["call_type"],
+        "customer_phone_number": phone,
+        "call_status": IN_PROGRESS,
+        "call_started_at": _to_millis(started) if started is not None else now,
+        "call_ended_at": None,
+        "duration_seconds": None,
+        "metadata": fields.get("metadata"),
+        "created_at": now,
+        "updated_at": now,
+    }
+    inserted = (await conn.execute(calls.insert().values(**row).returning(*calls.c))).one()
+    call = call_out(inserted)
+    await record_event(conn, account_id, "call.started", call)
+    return call
+
+
+async def get_call(conn: AsyncConnection, account_id: str, call_id: str) -> dict[str, Any] | None:
+    row = (
+        await conn.execute(
+            select(calls).where(calls.c.id == call_id, calls.c.account_id == account_id)
+        )
+    ).first()
+    return call_out(row) if row is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class CallFilters:
+    contact_id: str | None = None
+    call_status: str | None = None
+    call_type: str | None = None
+
+
+async def list_calls(
+    conn: AsyncConnection,
+    account_id: str,
+    filters: CallFilters,
+    *,
+    limit: int,
+    before_id: str | None = None,
+) -> list[dict[str, Any]]:
+    """Newest first (ids are UUIDv7); ask ``limit + 1`` to see whether a next page exists."""
+    clauses: list[Any] = [calls.c.account_id == account_id]
+    for column, value in (
+        (calls.c.contact_id, filters.contact_id),
+        (calls.c.call_status, filters.call_status),
+        (calls.c.call_type, filters.call_type),
+    ):
+        if value is not None:
+            clauses.append(column == value)
+    if before_id is not None:
+        clauses.append(calls.c.id < before_id)
+    query = select(calls).where(and_(*clauses)).order_by(calls.c.id.desc()).limit(limit)
+    return [call_out(r) for r in await conn.execute(query)]
+
+
+def _ended_at(started: datetime, requested: datetime | None, now: datetime) -> datetime:
+    if requested is None:
+        # A start reported slightly in the future (clock skew) must not give a negative length.
+        return max(now, started)
+    ended = _to_millis(requested)
+    if ended < started:
+        raise ValidationFailed.for_field(
+            "call_ended_at", "call_ended_at must not be before call_started_at"
+        )
+    return ended
+
+
+async def complete_call(
+    conn: AsyncConnection,
+    account_id: str,
+    call_id: str,
+    call_status: str,
+    call_ended_at: datetime | None = None,
+) -> dict[str, Any] | None:
+    """End an in-progress call; fires ``call.completed``. None when the call doesn't exist;
+    ``Conflict`` when it already ended."""
+    row = (
+        await conn.execute(
+            select(calls)
+            .where(calls.c.id == call_id, calls.c.account_id == account_id)
+            .with_for_update()
+        )
+    ).first()
+    if row is None:
+        return None
+    if row.call_status != IN_PROGRESS:
+        raise Conflict(f"Call {call_id} already ended with call_status {row.call_status}.")
+    now = utcnow()
+    ended = _ended_at(row.call_started_at, call_ended_at, now)
+    changes = {
+        "call_status": call_status,
+        "call_ended_at": ended,
+        "duration_seconds": math.floor((ended - row.call_started_at).total_seconds()),
+        "updated_at": now,
+    }
+    updated = (
+        await conn.execute(
+            update(calls).where(calls.c.id == call_id).values(**changes).returning(*calls.c)
+        )
+    ).one()
+    call = call_out(updated)
+    await record_event(conn, account_id, "call.completed", call)
+    return call

@@ -1,0 +1,232 @@
+"""Webhook subscriptions: create, list, read, update, delete, rotate the signing secret.
+
+Shared by the API and the dashboard; like every domain module, nothing here commits: the caller
+owns the transaction. Secrets are stored encrypted (``crypto.SecretBox``) and shown in full only
+by ``create_webhook`` and ``rotate_secret``; everything else returns ``MASKED_SECRET``.
+
+URLs must pass ``check_url`` first: it may resolve DNS (seconds), which must not happen inside a
+write transaction (on SQLite that would hold the single write lock). ``CheckedUrl`` makes mypy
+enforce the order.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any, NewType
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline import ids
+from hookline.crypto import SecretBox
+from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
+from hookline.domain.events import EVENT_TYPES
+from hookline.errors import ValidationFailed
+from hookline.storage.models import accounts, webhooks
+from hookline.timeutil import iso, utcnow
+
+SECRET_PREFIX = "whsec_"  # noqa: S105 (a public prefix, not a secret)
+MASKED_SECRET = SECRET_PREFIX + "********"
+SECRET_BYTES = 32
+# After a rotation deliveries are signed with both secrets for this long, so receivers can switch.
+PREVIOUS_SECRET_TTL = timedelta(hours=24)
+# Fields a PATCH may change; ``url`` comes separately, as a ``CheckedUrl``.
+UPDATABLE_FIELDS = ("events", "name", "is_active")
+
+CheckedUrl = NewType("CheckedUrl", str)
+
+
+def generate_secret() -> str:
+    # Standard base64, as the Standard Webhooks libraries decode it.
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
+
+
+def normalize_events(values: Iterable[str], field: str = "events") -> list[str]:
+    """A non-empty set of known event types, duplicates dropped, order kept."""
+    kept = list(dict.fromkeys(values))
+    if not kept:
+        raise ValueError(f"{field} must list at least one event type")
+    unknown = [value for value in kept if value not in EVENT_TYPES]
+    if unknown:
+        raise ValueError(
+            f"{field} has unknown event type(s) {', '.join(unknown)}; "
+            f"known: {', '.join(EVENT_TYPES)}"
+        )
+    return kept
+
+
+async def check_url(url: str, *, allow_private: bool) -> CheckedUrl:
+    """``url`` trimmed, or a 422 on ``url`` when it is malformed or reaches a non-public address."""
+    candidate = url.strip()
+    try:
+        await validate_webhook_url(candidate, allow_private)
+    except UnsafeURL as exc:
+        raise ValidationFailed.for_field("url", str(exc)) from None
+    return CheckedUrl(candidate)
+
+
+def webhook_out(row: Any, secret: str | None = None) -> dict[str, Any]:
+    """The webhook object; ``secret`` is the plaintext to show, or masked when None."""
+    return {
+        "id": row.id,
+        "url": row.url,
+        "name": row.name,
+        "events": list(row.events),
+        "is_active": bool(row.is_active),
+        "secret": secret if secret is not None else MASKED_SECRET,
+        "disabled_reason": row.disabled_reason,
+        "created_at": iso(row.created_at),
+        "updated_at": iso(row.updated_at),
+    }
+
+
+def _empty_as_none(value: str | None) -> str | None:
+    return value if value else None
+
+
+async def _count_for_update(conn: AsyncConnection, account_id: str) -> int:
+    # Locking the account row serialises concurrent creates on PostgreSQL, so the cap holds;
+    # SQLite ignores FOR UPDATE but its writes are serialised already.
+    await conn.execute(select(accounts.c.id).where(accounts.c.id == account_id).with_for_update())
+    count = await conn.scalar(
+        select(func.count()).select_from(webhooks).where(webhooks.c.account_id == account_id)
+    )
+    return int(count or 0)
+
+
+async def create_webhook(
+    conn: AsyncConnection,
+    account_id: str,
+    *,
+    url: CheckedUrl,
+    events: list[str],
+    name: str | None = None,
+    is_active: bool = True,
+    box: SecretBox,
+    max_webhooks: int,
+) -> dict[str, Any]:
+    """Create a subscription; the result carries the full secret (the only time but rotation)."""
+    if await _count_for_update(conn, account_id) >= max_webhooks:
+        # A quota, not a field's fault: no field is named.
+        raise ValidationFailed(
+            [], f"An account may have at most {max_webhooks} webhooks; delete one first."
+        )
+    secret = generate_secret()
+    now = utcnow()
+    row = {
+        "id": ids.webhook_id(),
+        "account_id": account_id,
+        "url": url,
+        "name": _empty_as_none(name),
+        "events": events,
+        "is_active": is_active,
+        "secret_enc": box.encrypt(secret),
+        "previous_secret_enc": None,
+        "previous_secret_expires_at": None,
+        "disabled_reason": None,
+        "failing_since": None,
+        "created_at": now,
+        "updated_at": now,
+    }
+    inserted = (await conn.execute(webhooks.insert().values(**row).returning(*webhooks.c))).one()
+    return webhook_out(inserted, secret)
+
+
+async def list_webhooks(conn: AsyncConnection, account_id: str) -> list[dict[str, Any]]:
+    """Every subscription of the account (at most ``max_webhooks_per_account``), oldest first."""
+    rows = await conn.execute(
+        select(webhooks).where(webhooks.c.account_id == account_id).order_by(webhooks.c.id)
+    )
+    return [webhook_out(r) for r in rows]
+
+
+async def _select(
+    conn: AsyncConnection, account_id: str, webhook_id: str, *, lock: bool = False
+) -> Any:
+    query = select(webhooks).where(webhooks.c.id == webhook_id, webhooks.c.account_id == account_id)
+    return (await conn.execute(query.with_for_update() if lock else query)).first()
+
+
+async def get_webhook(
+    conn: AsyncConnection, account_id: str, webhook_id: str
+) -> dict[str, Any] | None:
+    row = await _select(conn, account_id, webhook_id)
+    return webhook_out(row) if row is not None else None
+
+
+def _changed_values(row: Any, changes: dict[str, Any]) -> dict[str, Any]:
+    for field in ("events", "is_active"):
+        if field in changes and changes[field] is None:
+            raise ValidationFailed.for_field(field, f"{field} cannot be null")
+    wanted = {**changes}
+    if "name" in wanted:
+        wanted["name"] = _empty_as_none(wanted["name"])
+    current = webhook_out(row)
+    changed = {field: value for field, value in wanted.items() if current[field] != value}
+    if changed.get("is_active") is True:
+        # Turning a webhook back on starts it afresh: the auto-disable reason and clock reset.
+        changed.update(disabled_reason=None, failing_since=None)
+    return changed
+
+
+async def update_webhook(
+    conn: AsyncConnection,
+    account_id: str,
+    webhook_id: str,
+    changes: dict[str, Any],
+    *,
+    url: CheckedUrl | None = None,
+) -> dict[str, Any] | None:
+    """Apply a partial update (``changes`` keys from ``UPDATABLE_FIELDS``; ``name: None``
+    clears it); bumps ``updated_at`` only when something changed. None when not found."""
+    unknown = set(changes) - set(UPDATABLE_FIELDS)
+    assert not unknown, f"not updatable here: {unknown}"
+    row = await _select(conn, account_id, webhook_id, lock=True)
+    if row is None:
+        return None
+    changed = _changed_values(row, {**changes, **({"url": url} if url is not None else {})})
+    if not changed:
+        return webhook_out(row)
+    updated = (
+        await conn.execute(
+            update(webhooks)
+            .where(webhooks.c.id == webhook_id)
+            .values(**changed, updated_at=utcnow())
+            .returning(*webhooks.c)
+        )
+    ).one()
+    return webhook_out(updated)
+
+
+async def delete_webhook(conn: AsyncConnection, account_id: str, webhook_id: str) -> bool:
+    """Hard delete; its deliveries go with it (ON DELETE CASCADE), so none is attempted again."""
+    result = await conn.execute(
+        delete(webhooks).where(webhooks.c.id == webhook_id, webhooks.c.account_id == account_id)
+    )
+    return bool(result.rowcount)
+
+
+async def rotate_secret(
+    conn: AsyncConnection, account_id: str, webhook_id: str, *, box: SecretBox
+) -> str | None:
+    """A new secret (returned in full); the old one stays valid for ``PREVIOUS_SECRET_TTL``.
+    None when not found."""
+    row = await _select(conn, account_id, webhook_id, lock=True)
+    if row is None:
+        return None
+    secret = generate_secret()
+    now = utcnow()
+    await conn.execute(
+        update(webhooks)
+        .where(webhooks.c.id == webhook_id)
+        .values(
+            secret_enc=box.encrypt(secret),
+            previous_secret_enc=row.secret_enc,
+            previous_secret_expires_at=now + PREVIOUS_SECRET_TTL,
+            updated_at=now,
+        )
+    )
+    return secret
