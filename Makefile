@@ -50,7 +50,8 @@ fuzz: $(STAMP)
 
 ## Benchmarks; writes docs/benchmarks.md.
 bench: $(STAMP)
-	bash scripts/install-system-deps.sh --bench
+	bash scripts/install-system-deps.sh
+	$(BIN)/python -m pip install -q -e '.[bench]'
 	$(BIN)/python -m bench
 
 clean:

@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite runs for real: PostgreSQL's server binaries,
-# Chromium (for the dashboard's browser tests), Redis (for the shared rate limiter) and wrk (for
-# benchmarks). Installs only what is missing, so it is quick on a prepared machine.
+# Chromium (for the dashboard's browser tests), Redis (for the shared rate limiter) and wrk (the
+# benchmarks' load generator, smoke-tested by the suite). Installs only what is missing,
+# so it is quick on a prepared machine.
 set -euo pipefail
 
 missing=()
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v redis-server >/dev/null || missing+=(redis-server)
-if [ "${1:-}" = "--bench" ]; then
-  command -v wrk >/dev/null || missing+=(wrk)
-fi
+command -v wrk >/dev/null || missing+=(wrk)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -9,12 +9,15 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from hookline import __version__
-from hookline.api import calls, contacts, events, health, webhooks
+from hookline import __version__, dashboard
+from hookline.api import calls, contacts, deliveries, events, health, webhooks
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
 from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
+from hookline.delivery.wakeup import make_wakeup
+from hookline.delivery.worker import Worker
+from hookline.limits.stack import add_request_guards, add_response_observers
 from hookline.settings import Settings
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
@@ -29,11 +32,6 @@ Authenticate every `/v1` request with `Authorization: Bearer hl_live_...`. Every
 """
 
 
-class _NoWakeup:
-    def events_committed(self) -> None:
-        return None
-
-
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
 
@@ -43,13 +41,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.db = db
         app.state.secret_box = SecretBox(resolve_secret_key(settings))
         await upgrade_to_head(db)
-        app.state.wakeup = _NoWakeup()
+        wakeup = make_wakeup(settings, db)
+        app.state.wakeup = wakeup
+        worker: Worker | None = None
+        if settings.worker_in_process:
+            worker = Worker(settings, db, wakeup=wakeup, secret_box=app.state.secret_box)
+            await worker.start()
         try:
             yield
         finally:
+            if worker is not None:
+                await worker.stop()
             pending: set[asyncio.Task[None]] = app.state.background_tasks
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
+            await wakeup.close()
             await db.dispose()
 
     app = FastAPI(
@@ -65,7 +71,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.background_tasks = set()
     install_error_handlers(app)
+    add_request_guards(app)  # inside RequestContext: body guard, idempotency keys
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
-    for module in (health, contacts, calls, webhooks, events):
+    add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
+    for module in (health, contacts, calls, webhooks, deliveries, events):
         app.include_router(module.router)
+    dashboard.install(app)
     return app

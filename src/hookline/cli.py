@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import orjson
@@ -52,6 +53,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from hookline.app import create_app
+    from hookline.limits.http import BoundedHttpToolsProtocol
     from hookline.logs import configure_logging
 
     settings = load_settings()
@@ -65,17 +67,45 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server_header=False,
         proxy_headers=False,
         timeout_graceful_shutdown=10,
+        # httptools with a bound on the request head (it has none of its own): limits/http.py.
+        http=BoundedHttpToolsProtocol,
     )
     return 0
 
 
 def cmd_worker(_args: argparse.Namespace) -> int:
-    from hookline.delivery.worker import run_standalone
+    from hookline.delivery.worker import run_worker
     from hookline.logs import configure_logging
+    from hookline.storage.db import Database
+    from hookline.storage.migrate import upgrade_to_head
 
     settings = load_settings()
     configure_logging(settings.log_level)
-    return run_standalone(settings)
+
+    async def work() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        db = Database(settings)
+        try:
+            await upgrade_to_head(db)
+            await run_worker(settings, db, stop)
+        finally:
+            await db.dispose()
+
+    _run(work())
+    return 0
+
+
+def _run(main: Coroutine[Any, Any, None]) -> None:
+    """Run on uvloop when it is installed (it comes with uvicorn[standard])."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop ships with uvicorn[standard]
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
 
 
 def cmd_migrate(_args: argparse.Namespace) -> int:

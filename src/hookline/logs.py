@@ -43,6 +43,9 @@ def configure_logging(level: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    # These log SQL parameters (request values, key hashes) at DEBUG/INFO: never let them.
+    for name in ("aiosqlite", "sqlalchemy.engine", "asyncpg"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     # uvicorn's access log prints query strings; ours (hookline.access) replaces it.
     logging.getLogger("uvicorn.access").disabled = True
     for name in ("uvicorn", "uvicorn.error"):

@@ -12,6 +12,7 @@ from fastapi import Depends, Request
 from hookline.domain import keys
 from hookline.domain.keys import AuthContext
 from hookline.errors import Forbidden, Unauthenticated, UnsupportedMediaType
+from hookline.limits.ratelimit import enforce_rate_limit
 from hookline.settings import Settings
 from hookline.storage.db import Database
 from hookline.timeutil import utcnow
@@ -20,12 +21,14 @@ from hookline.timeutil import utcnow
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
-def get_db(request: Request) -> Database:
+# Dependencies are ``async def``: FastAPI runs a plain ``def`` dependency on a worker thread,
+# a hand-off that costs more than the dependency itself (see docs/benchmarks.md).
+async def get_db(request: Request) -> Database:
     db: Database = request.app.state.db
     return db
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -45,15 +48,21 @@ def _bearer_token(request: Request) -> str:
 
 
 async def authenticate(request: Request) -> AuthContext:
+    # The idempotency middleware authenticates first; reuse its result (and its rate-limit hit).
+    cached: AuthContext | None = getattr(request.state, "auth_context", None)
+    if cached is not None:
+        return cached
     token = _bearer_token(request)
     if not keys.is_well_formed(token):
         raise Unauthenticated("This is not a hookline API key (expected hl_live_..., 46 chars).")
-    db = get_db(request)
+    db: Database = request.app.state.db
     async with db.read() as conn:
         context = await keys.authenticate(conn, token)
     if context is None:
         raise Unauthenticated("This API key is unknown or was revoked.")
     request.state.account_id = context.account_id
+    await enforce_rate_limit(request, context)
+    request.state.auth_context = context
     _remember_use(request, db, context)
     return context
 
@@ -97,7 +106,7 @@ WebhooksRead = Annotated[AuthContext, Depends(require("webhooks:read"))]
 WebhooksWrite = Annotated[AuthContext, Depends(require("webhooks:write"))]
 
 
-def require_json(request: Request) -> None:
+async def require_json(request: Request) -> None:
     """Bodies must be JSON; checked before the body is parsed so the answer is a clear 415."""
     content_type = request.headers.get("content-type", "")
     media_type = content_type.split(";")[0].strip().lower()

@@ -48,10 +48,14 @@ def page(
     if len(rows) <= limit:
         return rows
     rows = rows[:limit]
+    set_next_link(request, response, limit, rows[-1]["id"])
+    return rows
+
+
+def set_next_link(request: Request, response: Response, limit: int, last_id: str) -> None:
     params = dict(request.query_params)
     params.pop("offset", None)
     params["limit"] = str(limit)
-    params["cursor"] = encode_cursor(rows[-1]["id"])
+    params["cursor"] = encode_cursor(last_id)
     next_url = request.url.replace_query_params(**params)
     response.headers["Link"] = f'<{next_url}>; rel="next"'
-    return rows

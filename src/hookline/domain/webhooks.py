@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
 from hookline.crypto import SecretBox
+from hookline.delivery.manager import cancel_pending_deliveries
 from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import ValidationFailed
@@ -190,14 +191,18 @@ async def update_webhook(
     changed = _changed_values(row, {**changes, **({"url": url} if url is not None else {})})
     if not changed:
         return webhook_out(row)
+    now = utcnow()
     updated = (
         await conn.execute(
             update(webhooks)
             .where(webhooks.c.id == webhook_id)
-            .values(**changed, updated_at=utcnow())
+            .values(**changed, updated_at=now)
             .returning(*webhooks.c)
         )
     ).one()
+    if changed.get("is_active") is False:
+        # Inactive webhooks get nothing: what was queued for it is cancelled in this transaction.
+        await cancel_pending_deliveries(conn, webhook_id, now=now)
     return webhook_out(updated)
 
 

@@ -7,11 +7,25 @@ On SQLite every write goes through one connection with ``BEGIN IMMEDIATE``: SQLi
 writer anyway, and taking the write lock up front turns "database is locked" errors in the middle
 of a transaction into an orderly queue at the pool. Reads use their own pool and never wait for
 writers (WAL).
+
+Two things keep the SQLite write path fast (see docs/benchmarks.md for the profiles and gains):
+
+* Statements run inline on the event loop (``_InlineConnection``), not on aiosqlite's thread: a
+  primary-key read or an INSERT takes tens of microseconds, less than handing it to a thread and
+  back, and far less on a busy core where every hand-off waits for the scheduler. Only the two
+  calls that can wait, ``BEGIN IMMEDIATE`` (for the write lock) and ``COMMIT`` (for fsync), go to
+  a thread, so the loop keeps serving meanwhile.
+* Group commit (``_GroupCommit``): the units of work of concurrent ``begin()`` callers run one
+  after another inside one physical transaction, each in its own SAVEPOINT (a failing unit rolls
+  back alone), and one COMMIT (one fsync) covers them all. ``begin()`` returns only after the
+  COMMIT that contains its work, so an acknowledged write is as durable as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -41,9 +55,137 @@ def async_url(database_url: str) -> str:
     return url.render_as_string(hide_password=False)
 
 
+# Statements that can wait on another connection (the write lock, fsync) leave the event loop.
+_WAITING_STATEMENTS = ("BEGIN", "COMMIT")
+
+
+class _InlineCursor:
+    """An aiosqlite-shaped cursor whose calls run sqlite3 inline (see the module doc)."""
+
+    __slots__ = ("_cursor",)
+
+    def __init__(self, cursor: sqlite3.Cursor) -> None:
+        self._cursor = cursor
+
+    async def __aenter__(self) -> _InlineCursor:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        self._cursor.close()
+
+    @property
+    def description(self) -> Any:
+        return self._cursor.description
+
+    @property
+    def rowcount(self) -> int:
+        return self._cursor.rowcount
+
+    @property
+    def lastrowid(self) -> int | None:
+        return self._cursor.lastrowid
+
+    @property
+    def arraysize(self) -> int:
+        return self._cursor.arraysize
+
+    @arraysize.setter
+    def arraysize(self, value: int) -> None:
+        self._cursor.arraysize = value
+
+    async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> _InlineCursor:
+        if sql.lstrip()[:6].upper().startswith(_WAITING_STATEMENTS):
+            await asyncio.to_thread(self._cursor.execute, sql, parameters)
+        else:
+            self._cursor.execute(sql, parameters)
+        return self
+
+    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> _InlineCursor:
+        self._cursor.executemany(sql, rows)
+        return self
+
+    async def fetchone(self) -> Any:
+        return self._cursor.fetchone()
+
+    async def fetchmany(self, size: int | None = None) -> list[Any]:
+        return self._cursor.fetchmany(self._cursor.arraysize if size is None else size)
+
+    async def fetchall(self) -> list[Any]:
+        return self._cursor.fetchall()
+
+    async def close(self) -> None:
+        self._cursor.close()
+
+    def __aiter__(self) -> AsyncIterator[Any]:
+        return self._rows()
+
+    async def _rows(self) -> AsyncIterator[Any]:
+        while rows := self._cursor.fetchmany(self._cursor.arraysize or 100):
+            for row in rows:
+                yield row
+
+
+class _InlineQueue:
+    """Stands in for aiosqlite's request queue, which SQLAlchemy's isolation_level setter uses."""
+
+    def put_nowait(self, item: tuple[asyncio.Future[Any], Any]) -> None:
+        future, function = item
+        try:
+            future.set_result(function())
+        except Exception as exc:
+            future.set_exception(exc)
+
+
+class _InlineConnection:
+    """The aiosqlite ``Connection`` surface SQLAlchemy's aiosqlite dialect uses, run inline."""
+
+    def __init__(self, path: str) -> None:
+        # check_same_thread=False: BEGIN/COMMIT run on a helper thread, never concurrently.
+        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self._connection = self._conn  # SQLAlchemy checks it to tell an open connection
+        self._tx = _InlineQueue()
+
+    @property
+    def isolation_level(self) -> str | None:
+        return self._conn.isolation_level
+
+    def cursor(self) -> _InlineCursor:
+        return _InlineCursor(self._conn.cursor())
+
+    async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> _InlineCursor:
+        return await self.cursor().execute(sql, parameters)
+
+    async def commit(self) -> None:
+        if self._conn.in_transaction:
+            await asyncio.to_thread(self._conn.commit)
+
+    async def rollback(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.rollback()
+
+    async def create_function(self, *args: Any, **kwargs: Any) -> None:
+        self._conn.create_function(*args, **kwargs)
+
+    async def close(self) -> None:
+        self._conn.close()
+
+    def stop(self) -> None:
+        self._conn.close()
+
+
 def _sqlite_engine(url: str, *, pool_size: int, immediate: bool) -> AsyncEngine:
+    path = make_url(url).database or ":memory:"
+
+    async def connect() -> _InlineConnection:
+        return _InlineConnection(path)
+
     engine = create_async_engine(
-        url, pool_size=pool_size, max_overflow=0, pool_timeout=60, pool_pre_ping=False
+        url,
+        pool_size=pool_size,
+        max_overflow=0,
+        pool_timeout=60,
+        pool_pre_ping=False,
+        async_creator=connect,
     )
 
     @event.listens_for(engine.sync_engine, "connect")
@@ -71,15 +213,26 @@ class Database:
         if self.is_sqlite:
             self.writer = _sqlite_engine(self.url, pool_size=1, immediate=True)
             self.reader = _sqlite_engine(self.url, pool_size=4, immediate=False)
+            self._group: _GroupCommit | None = _GroupCommit(self.writer)
         else:
             self.writer = create_async_engine(
                 self.url, pool_size=settings.db_pool_size, max_overflow=settings.db_pool_size
             )
             self.reader = self.writer
+            self._group = None
 
     @asynccontextmanager
     async def begin(self) -> AsyncIterator[AsyncConnection]:
-        """A write transaction: commits when the block ends, rolls back on an exception."""
+        """A write transaction: commits when the block ends, rolls back on an exception.
+
+        Returns only once the work is committed. On SQLite the work may share its transaction
+        with other callers' (group commit, see ``_GroupCommit``); it still commits or rolls back
+        as one unit, and never sees another unit's uncommitted failure.
+        """
+        if self._group is not None:
+            async with self._group.unit() as conn:
+                yield conn
+            return
         async with self.writer.begin() as conn:
             yield conn
 
@@ -98,3 +251,74 @@ class Database:
         await self.writer.dispose()
         if self.reader is not self.writer:
             await self.reader.dispose()
+
+
+class _Batch:
+    """One physical transaction shared by several units of work."""
+
+    def __init__(self, conn: AsyncConnection) -> None:
+        self.conn = conn
+        self.units = 0
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def commit(self) -> None:
+        try:
+            await self.conn.commit()
+            self.done.set_result(None)
+        except BaseException as exc:
+            self.done.set_exception(exc)
+            # Its waiters raise it; retrieve it here so asyncio doesn't warn when none wait.
+            self.done.exception()
+            raise
+        finally:
+            await self.conn.close()
+
+
+class _GroupCommit:
+    """Group commit for SQLite's single writer.
+
+    Callers queue on a lock; the first opens ``BEGIN IMMEDIATE``, each runs its unit in a
+    SAVEPOINT, and the unit that finds nobody else queued (or the ``MAX_UNITS``-th) commits for
+    all. While that COMMIT waits for fsync on a helper thread, new callers queue up and become the
+    next batch, so the number of fsyncs per second stays flat as the request rate grows.
+    """
+
+    MAX_UNITS = 256
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        self._lock = asyncio.Lock()
+        self._queued = 0
+        self._batch: _Batch | None = None
+
+    async def _open(self) -> _Batch:
+        conn = await self._engine.connect()
+        try:
+            await conn.begin()
+        except BaseException:
+            await conn.close()
+            raise
+        self._batch = _Batch(conn)
+        return self._batch
+
+    @asynccontextmanager
+    async def unit(self) -> AsyncIterator[AsyncConnection]:
+        self._queued += 1
+        try:
+            await self._lock.acquire()
+        finally:
+            self._queued -= 1
+        try:
+            batch = self._batch or await self._open()
+            try:
+                async with batch.conn.begin_nested():
+                    yield batch.conn
+            finally:
+                batch.units += 1
+                if self._queued == 0 or batch.units >= self.MAX_UNITS:
+                    self._batch = None
+                    await batch.commit()
+        finally:
+            self._lock.release()
+        # shield: a cancelled caller (client gone) must not cancel the batch's shared future.
+        await asyncio.shield(batch.done)

@@ -1,0 +1,1 @@
+"""hookline's benchmark harness: ``python -m bench`` (see bench/README.md)."""

@@ -1,0 +1,270 @@
+"""Delivery figures: throughput against a bare client loop, commit-to-receipt latency at half the
+maximum rate, and the same latency with a hanging and an always-failing endpoint in the account.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from bench import openloop
+from bench.config import Plan
+from bench.env import CONTACT_BODY, auth_headers, hookline_env
+from bench.figures import Figure, Run
+from bench.procs import LOAD_CORE, SERVER_CORE, Proc, pinned, start_hookline, start_worker
+from bench.seed import Account, seed_account
+from hookline.domain.events import record_event
+from hookline.settings import Settings
+from hookline.storage.db import Database
+
+DRAIN_TIMEOUT = 120.0
+
+
+def receiver_stats(receiver: Proc, name: str, since: int = 0) -> dict[str, Any]:
+    url = f"{receiver.base_url}/stats/{name}?since={since}"
+    with urllib.request.urlopen(url, timeout=30) as response:
+        stats: dict[str, Any] = orjson.loads(response.read())
+        return stats
+
+
+def wait_received(
+    receiver: Proc, name: str, count: int, since: int = 0, timeout: float = DRAIN_TIMEOUT
+) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while True:
+        stats = receiver_stats(receiver, name, since)
+        if stats["unique"] >= count or time.monotonic() > deadline:
+            return stats
+        time.sleep(0.2)
+
+
+def create_webhook(base_url: str, api_key: str, url: str) -> str:
+    """Through the API, so the secret is generated and encrypted the way production does."""
+    response = httpx.post(
+        f"{base_url}/v1/webhooks",
+        headers=auth_headers(api_key),
+        json={"url": url, "events": ["contact.created"]},
+        timeout=30,
+    )
+    response.raise_for_status()
+    secret: str = response.json()["secret"]
+    return secret
+
+
+def preload_events(url: str, account_id: str, count: int) -> None:
+    """``count`` undispatched contact.created events in the outbox, as the API would write."""
+    from bench.baseline import CONTACT
+
+    async def insert() -> None:
+        db = Database(Settings(database_url=url, secret_key="x"))
+        try:
+            for start in range(0, count, 500):
+                async with db.begin() as conn:
+                    for _ in range(min(500, count - start)):
+                        await record_event(conn, account_id, "contact.created", CONTACT)
+        finally:
+            await db.dispose()
+
+    asyncio.run(insert())
+
+
+def client_loop(receiver: Proc, secret: str, count: int) -> dict[str, Any]:
+    import subprocess
+    import sys
+
+    command = [
+        sys.executable,
+        "-m",
+        "bench.clientloop",
+        "--url",
+        f"{receiver.base_url}/bare",
+        "--count",
+        str(count),
+        "--concurrency",
+        "64",
+        "--secret",
+        secret,
+    ]
+    done = subprocess.run(
+        pinned(command, SERVER_CORE), capture_output=True, text=True, timeout=300, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"clientloop failed:\n{done.stderr}")
+    result: dict[str, Any] = orjson.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def api_only_server(url: str, log_dir: Path, name: str) -> Proc:
+    return start_hookline(name, hookline_env(url), core=SERVER_CORE, log_dir=log_dir)
+
+
+def throughput(
+    run: Run,
+    plan: Plan,
+    backend: str,
+    url: str,
+    receiver: Proc,
+    log_dir: Path,
+    procs: list[Proc],
+    *,
+    workers: int = 1,
+    section: str = "Delivery",
+    ceiling: float | None = None,
+) -> float:
+    """Preload the outbox, start ``workers`` ``hookline worker`` processes, time the receipts."""
+    account = seed_account(Settings(database_url=url, secret_key="x"), f"dl-{workers}", 0)
+    name = f"through-{backend}-{workers}"
+    api = api_only_server(url, log_dir, f"api-{name}")
+    procs.append(api)
+    create_webhook(api.base_url, account.api_key, f"{receiver.base_url}/{name}")
+    api.stop()
+    preload_events(url, account.account_id, plan.delivery_events)
+    env = hookline_env(url, HOOKLINE_DELIVERY_PER_ENDPOINT_CONCURRENCY="64")
+    cores = [SERVER_CORE, LOAD_CORE]
+    started = [
+        start_worker(
+            f"worker-{name}-{i}",
+            env,
+            core=cores[i % 2] if workers > 1 else SERVER_CORE,
+            log_dir=log_dir,
+        )
+        for i in range(workers)
+    ]
+    procs.extend(started)
+    stats = wait_received(receiver, name, plan.delivery_events)
+    for proc in started:
+        proc.stop()
+    span = (stats["last"] - stats["first"]) if stats["count"] > 1 else 0
+    rate = stats["count"] / span if span else 0.0
+    lost = plan.delivery_events - stats["unique"]
+    run.add(
+        Figure(
+            section,
+            f"deliveries/s on {backend}, {workers} worker(s)",
+            rate,
+            "events/s",
+            ceiling_name="bare aiohttp client loop" if ceiling else "",
+            ceiling=ceiling,
+            target="≥ 0.5x" if ceiling and workers == 1 else "",
+            met=(rate / ceiling >= 0.5) if ceiling and workers == 1 else None,
+            note=f"{stats['duplicates']} duplicates, {lost} lost of {plan.delivery_events:,}",
+        )
+    )
+    return rate
+
+
+def latency(
+    run: Run,
+    plan: Plan,
+    backend: str,
+    url: str,
+    receiver: Proc,
+    log_dir: Path,
+    procs: list[Proc],
+    rate: float,
+) -> None:
+    """Commit-to-receipt at ``rate`` POSTs/s, then again with a hanging and a failing endpoint."""
+    account = seed_account(Settings(database_url=url, secret_key="x"), "latency", 0)
+    server = start_hookline(
+        f"serve-{backend}", hookline_env(url, worker=True), core=SERVER_CORE, log_dir=log_dir
+    )
+    procs.append(server)
+    healthy = f"healthy-{backend}"
+    create_webhook(server.base_url, account.api_key, f"{receiver.base_url}/{healthy}")
+    how = _ensure_worker(run, plan, server, account, receiver, healthy, url, log_dir, procs)
+    plain = _latency_run(plan, server, account, receiver, healthy, rate)
+    run.add(
+        Figure(
+            "Commit-to-receipt",
+            f"{backend}, one healthy endpoint, {rate:.0f} POST/s",
+            plain["p99_ms"],
+            "ms p99",
+            plain["p50_ms"],
+            plain["p99_ms"],
+            target="p50 ≤ 10 ms, p99 ≤ 50 ms",
+            met=(plain["p50_ms"] or 1e9) <= 10 and (plain["p99_ms"] or 1e9) <= 50,
+            note=f"{plain['count']} received, POST p99 {plain['post_p99']:.1f} ms; {how}",
+        )
+    )
+    create_webhook(server.base_url, account.api_key, f"{receiver.base_url}/hang-{backend}")
+    create_webhook(server.base_url, account.api_key, f"{receiver.base_url}/fail-{backend}")
+    noisy = _latency_run(plan, server, account, receiver, healthy, rate)
+    change = (
+        noisy["p99_ms"] / plain["p99_ms"] - 1
+        if plain["p99_ms"] and noisy["p99_ms"] is not None
+        else None
+    )
+    run.add(
+        Figure(
+            "Isolation",
+            f"{backend}, healthy endpoint beside a hanging and a failing one",
+            noisy["p99_ms"],
+            "ms p99",
+            noisy["p50_ms"],
+            noisy["p99_ms"],
+            "p99 with the healthy endpoint alone",
+            plain["p99_ms"],
+            "p99 moves ≤ 10%",
+            change is not None and change <= 0.10,
+            note=f"p99 change {change:+.0%}" if change is not None else "",
+        )
+    )
+    server.stop()
+
+
+def _ensure_worker(
+    run: Run,
+    plan: Plan,
+    server: Proc,
+    account: Account,
+    receiver: Proc,
+    name: str,
+    url: str,
+    log_dir: Path,
+    procs: list[Proc],
+) -> str:
+    """Use the worker inside ``hookline serve``; if that delivers nothing (not wired in this
+    build), start a ``hookline worker`` process beside it and say so."""
+    before = receiver_stats(receiver, name)["count"]
+    httpx.post(
+        f"{server.base_url}/v1/contacts",
+        headers=auth_headers(account.api_key),
+        content=CONTACT_BODY,
+        timeout=30,
+    ).raise_for_status()
+    if wait_received(receiver, name, 1, since=before, timeout=5)["count"]:
+        return "in-process worker"
+    worker = start_worker(
+        f"worker-latency-{server.name}", hookline_env(url), core=SERVER_CORE, log_dir=log_dir
+    )
+    procs.append(worker)
+    wait_received(receiver, name, 1, since=before, timeout=30)
+    run.notes.append(
+        f"{server.name}: the in-process worker delivered nothing, so commit-to-receipt"
+        " used a separate `hookline worker` process on the same core"
+    )
+    del plan
+    return "separate worker process"
+
+
+def _latency_run(
+    plan: Plan, server: Proc, account: Account, receiver: Proc, name: str, rate: float
+) -> dict[str, Any]:
+    """Offer ``rate`` POSTs/s; the receipts at ``name`` from now on are the sample."""
+    before = receiver_stats(receiver, name)["count"]
+    posted = openloop.offer(
+        f"{server.base_url}/v1/contacts",
+        rate,
+        plan.latency_seconds,
+        headers=auth_headers(account.api_key),
+        body=CONTACT_BODY,
+    )
+    stats = wait_received(receiver, name, posted["ok"], since=before)
+    stats["post_p99"] = posted["p99_ms"] or 0.0
+    return stats

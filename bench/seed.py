@@ -1,0 +1,129 @@
+"""Accounts, keys and bulk-loaded contacts, written straight to the database (not via the API).
+
+Contacts go in with one ``executemany`` (SQLite) or ``COPY`` (PostgreSQL) in the same row format
+the application writes, so the API reads them like any other contact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+import uuid6
+
+from hookline.domain import keys
+from hookline.settings import Settings
+from hookline.storage.db import Database
+from hookline.storage.migrate import upgrade_to_head
+
+SAMPLE_IDS = 1000
+COLUMNS = (
+    "id",
+    "account_id",
+    "first_name",
+    "last_name",
+    "phone_number",
+    "email",
+    "company",
+    "tags",
+    "notes",
+    "created_at",
+    "updated_at",
+)
+
+
+@dataclass(frozen=True)
+class Account:
+    account_id: str
+    api_key: str
+    sample_ids: tuple[str, ...]
+    """Up to ``SAMPLE_IDS`` contact ids spread over the whole account, for GET by id."""
+
+
+def seed_account(settings: Settings, name: str, contacts: int) -> Account:
+    """Migrate, create an account with a full-scope key and ``contacts`` contacts."""
+    return asyncio.run(_seed(settings, name, contacts))
+
+
+async def _seed(settings: Settings, name: str, count: int) -> Account:
+    db = Database(settings)
+    try:
+        await upgrade_to_head(db)
+        async with db.begin() as conn:
+            account_id = await keys.create_account(conn, name)
+            api_key, _record = await keys.create_key(conn, account_id, "bench")
+    finally:
+        await db.dispose()
+    rows = _contact_rows(account_id, count)
+    if settings.is_postgres:
+        await _copy_postgres(settings.database_url, rows)
+    else:
+        assert settings.sqlite_path is not None
+        await asyncio.to_thread(_insert_sqlite, str(settings.sqlite_path), rows)
+    sample = random.Random(7).sample(range(count), min(SAMPLE_IDS, count)) if count else []
+    return Account(account_id, api_key, tuple(rows[i][0] for i in sample))
+
+
+def _contact_rows(account_id: str, count: int) -> list[tuple[Any, ...]]:
+    """Rows whose ids and timestamps are in the past, older than anything the API writes."""
+    start = datetime.now(UTC) - timedelta(days=1)
+    tags = ["customer", "bench"]
+    rows = []
+    for n in range(count):
+        created = start + timedelta(microseconds=n * 50)
+        rows.append(
+            (
+                str(uuid6.uuid7()),
+                account_id,
+                f"First{n}",
+                f"Last{n}",
+                f"+1555{n % 10_000_000:07d}",
+                f"person{n}@example.com",
+                "Example Inc",
+                tags,
+                None,
+                created,
+                created,
+            )
+        )
+    return rows
+
+
+def _insert_sqlite(path: str, rows: list[tuple[Any, ...]]) -> None:
+    tags_json = orjson.dumps(["customer", "bench"]).decode()
+    # SQLAlchemy's SQLite DateTime format (naive UTC), as hookline's UTCDateTime stores it.
+    fmt = "%Y-%m-%d %H:%M:%S.%f"
+    prepared = [(*r[:7], tags_json, r[8], r[9].strftime(fmt), r[10].strftime(fmt)) for r in rows]
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany(
+            # Fixed column names, values bound as parameters.
+            f"INSERT INTO contacts ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",  # noqa: S608
+            prepared,
+        )
+        conn.execute("COMMIT")
+        conn.execute("ANALYZE")
+    finally:
+        conn.close()
+
+
+async def _copy_postgres(url: str, rows: list[tuple[Any, ...]]) -> None:
+    import asyncpg  # type: ignore[import-untyped]
+
+    tags_json = orjson.dumps(["customer", "bench"]).decode()
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.copy_records_to_table(
+            "contacts",
+            records=[(*r[:7], tags_json, *r[8:]) for r in rows],
+            columns=list(COLUMNS),
+        )
+        await conn.execute("ANALYZE contacts")
+    finally:
+        await conn.close()

@@ -1,0 +1,125 @@
+"""``/v1/webhooks/{id}/deliveries`` and ``/test``: what was sent, and sending again."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request, Response
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline.api.deps import DB, WebhooksRead, WebhooksWrite, events_committed
+from hookline.api.openapi import error_responses
+from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, set_next_link
+from hookline.api.responses import JSONResponse
+from hookline.delivery import manager
+from hookline.domain.webhooks import get_webhook
+from hookline.errors import Conflict, NotFound
+from hookline.schemas.deliveries import (
+    DeliveryDetailOut,
+    DeliveryOut,
+    DeliveryStatus,
+    TestEventOut,
+)
+from hookline.timeutil import utcnow
+
+router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["deliveries"])
+
+
+async def _webhook_or_404(conn: AsyncConnection, account_id: str, webhook_id: str) -> Any:
+    webhook = await get_webhook(conn, account_id, webhook_id)
+    if webhook is None:
+        raise NotFound(f"No webhook with id {webhook_id}.")
+    return webhook
+
+
+def _delivery_not_found(delivery_id: str) -> NotFound:
+    return NotFound(f"No delivery with id {delivery_id} for this webhook.")
+
+
+@router.get(
+    "/deliveries",
+    response_model=list[DeliveryOut],
+    responses=error_responses(401, 403, 404),
+    summary="List a webhook's deliveries, newest first",
+)
+async def list_deliveries(
+    request: Request,
+    response: Response,
+    webhook_id: str,
+    auth: WebhooksRead,
+    db: DB,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
+    status: Annotated[DeliveryStatus | None, Query()] = None,
+) -> list[dict[str, Any]]:
+    async with db.read() as conn:
+        await _webhook_or_404(conn, auth.account_id, webhook_id)
+        rows, next_cursor = await manager.list_deliveries(
+            conn,
+            auth.account_id,
+            webhook_id,
+            limit=limit,
+            cursor=decode_cursor(cursor),
+            status=status,
+        )
+    if next_cursor is not None:
+        set_next_link(request, response, limit, next_cursor)
+    return rows
+
+
+@router.get(
+    "/deliveries/{delivery_id}",
+    response_model=DeliveryDetailOut,
+    responses=error_responses(401, 403, 404),
+    summary="A delivery with every attempt (response bodies cut to 4 KiB)",
+)
+async def get_delivery(
+    webhook_id: str, delivery_id: str, auth: WebhooksRead, db: DB
+) -> JSONResponse:
+    async with db.read() as conn:
+        delivery = await manager.get_delivery(conn, auth.account_id, webhook_id, delivery_id)
+    if delivery is None:
+        raise _delivery_not_found(delivery_id)
+    return JSONResponse(delivery)
+
+
+@router.post(
+    "/deliveries/{delivery_id}/retry",
+    status_code=202,
+    response_model=DeliveryOut,
+    responses=error_responses(401, 403, 404),
+    summary="Send a delivery again now, whatever its state",
+)
+async def retry_delivery(
+    request: Request, webhook_id: str, delivery_id: str, auth: WebhooksWrite, db: DB
+) -> JSONResponse:
+    async with db.begin() as conn:
+        delivery = await manager.retry_delivery(
+            conn, auth.account_id, webhook_id, delivery_id, now=utcnow()
+        )
+    if delivery is None:
+        raise _delivery_not_found(delivery_id)
+    events_committed(request)
+    return JSONResponse(delivery, status_code=202)
+
+
+@router.post(
+    "/test",
+    status_code=202,
+    response_model=TestEventOut,
+    responses=error_responses(401, 403, 404, 409),
+    summary="Send a webhook.test event to this webhook alone",
+)
+async def send_test_event(
+    request: Request, webhook_id: str, auth: WebhooksWrite, db: DB
+) -> JSONResponse:
+    async with db.begin() as conn:
+        webhook = await _webhook_or_404(conn, auth.account_id, webhook_id)
+        if not webhook["is_active"]:
+            raise Conflict("This webhook is inactive; enable it to send a test event.")
+        event_id = await manager.insert_test_event(conn, auth.account_id, webhook_id, now=utcnow())
+    events_committed(request)
+    return JSONResponse(
+        {"event_id": event_id, "message": f"Test event {event_id} queued for {webhook_id}"},
+        status_code=202,
+    )

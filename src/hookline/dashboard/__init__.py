@@ -1,0 +1,50 @@
+"""The dashboard at ``/dashboard``: server-rendered pages where account holders sign up, get
+their API keys and watch their webhooks' deliveries.
+
+``install(app)`` wires it into the application (routes, static files, HTML error pages).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.responses import Response
+from fastapi.staticfiles import StaticFiles
+
+from hookline.dashboard import (
+    auth,
+    pages_activity,
+    pages_contacts,
+    pages_home,
+    pages_keys,
+    pages_webhooks,
+)
+from hookline.dashboard.throttle import LoginThrottle
+from hookline.dashboard.web import PREFIX, LoginRequired, PageError, error_page, redirect
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+async def _page_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, PageError)
+    return error_page(request, exc)
+
+
+async def _login_required(request: Request, exc: Exception) -> Response:
+    target = f"{PREFIX}/login"
+    if request.method == "GET":
+        path = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        target += f"?next={quote(path, safe='')}"
+    return redirect(request, target)
+
+
+def install(app: FastAPI) -> None:
+    app.state.dashboard_throttle = LoginThrottle()
+    app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
+    # Home last: it holds the catch-all that answers unknown dashboard paths with an HTML 404.
+    for module in (auth, pages_keys, pages_webhooks, pages_contacts, pages_activity, pages_home):
+        app.include_router(module.router, include_in_schema=False)
+    app.add_exception_handler(PageError, _page_error)
+    app.add_exception_handler(LoginRequired, _login_required)

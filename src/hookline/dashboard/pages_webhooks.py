@@ -1,0 +1,331 @@
+"""Webhooks: list, create (secret shown once), edit, enable/disable, rotate the secret, send a
+test event, delete; and each webhook's delivery log with every attempt and a retry button.
+
+Everything goes through ``domain.webhooks`` and ``delivery.manager``, as the API does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
+
+from hookline.api.deps import events_committed
+from hookline.crypto import SecretBox
+from hookline.dashboard.csrf import CheckedForm
+from hookline.dashboard.listing import PAGE_SIZE, cursor_id, field_errors, next_page_url, text
+from hookline.dashboard.sessions import CurrentSession
+from hookline.dashboard.web import (
+    PREFIX,
+    Flash,
+    confirm_page,
+    database,
+    not_found,
+    redirect,
+    render,
+)
+from hookline.delivery import manager
+from hookline.domain import webhooks as domain
+from hookline.domain.events import EVENT_TYPES
+from hookline.errors import ValidationFailed
+from hookline.schemas.webhooks import WebhookCreate, WebhookUpdate
+from hookline.settings import Settings
+from hookline.timeutil import utcnow
+
+router = APIRouter(prefix=f"{PREFIX}/webhooks")
+DELIVERY_STATUSES = ("pending", "succeeded", "failed", "cancelled")
+
+
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def _box(request: Request) -> SecretBox:
+    box: SecretBox = request.app.state.secret_box
+    return box
+
+
+def _url(webhook_id: str, suffix: str = "") -> str:
+    return f"{PREFIX}/webhooks/{webhook_id}{suffix}"
+
+
+async def _webhook(request: Request, session: CurrentSession, webhook_id: str) -> dict[str, Any]:
+    async with database(request).read() as conn:
+        webhook = await domain.get_webhook(conn, session.account_id, webhook_id)
+    if webhook is None:
+        raise not_found("webhook")
+    return webhook
+
+
+def _form_values(form: Any) -> dict[str, Any]:
+    return {
+        "url": text(form, "url"),
+        "name": text(form, "name"),
+        "events": [str(e) for e in form.getlist("events")],
+    }
+
+
+def _form_page(
+    request: Request,
+    webhook: dict[str, Any] | None,
+    values: dict[str, Any],
+    errors: dict[str, str],
+    status_code: int = 200,
+) -> HTMLResponse:
+    context = {"webhook": webhook, "values": values, "errors": errors, "event_types": EVENT_TYPES}
+    return render(request, "webhook_form.html", context, status_code=status_code)
+
+
+@router.get("")
+async def list_webhooks(request: Request, session: CurrentSession) -> HTMLResponse:
+    async with database(request).read() as conn:
+        webhooks = await domain.list_webhooks(conn, session.account_id)
+        for webhook in webhooks:
+            latest, _ = await manager.list_deliveries(
+                conn, session.account_id, webhook["id"], limit=1
+            )
+            webhook["last_delivery"] = latest[0] if latest else None
+    return render(request, "webhooks.html", {"webhooks": webhooks})
+
+
+@router.get("/new")
+async def new_webhook(request: Request, session: CurrentSession) -> HTMLResponse:
+    return _form_page(request, None, {"url": "", "name": "", "events": list(EVENT_TYPES)}, {})
+
+
+@router.post("")
+async def create_webhook(request: Request, session: CurrentSession, form: CheckedForm) -> Response:
+    values = _form_values(form)
+    settings = _settings(request)
+    try:
+        body = WebhookCreate.model_validate({**values, "name": values["name"] or None})
+        url = await domain.check_url(body.url, allow_private=settings.allow_private_targets)
+        async with database(request).begin() as conn:
+            webhook = await domain.create_webhook(
+                conn,
+                session.account_id,
+                url=url,
+                events=body.events,
+                name=body.name,
+                box=_box(request),
+                max_webhooks=settings.max_webhooks_per_account,
+            )
+    except (ValidationError, ValidationFailed) as exc:
+        return _form_page(request, None, values, field_errors(exc), status_code=422)
+    flash = Flash(
+        "success",
+        "Webhook created. Copy its signing secret now to verify deliveries: "
+        "it won't be shown again.",
+        secret=webhook["secret"],
+        reveal_label="Signing secret",
+    )
+    return redirect(request, _url(webhook["id"]), flash)
+
+
+@router.get("/{webhook_id}")
+async def show_webhook(
+    request: Request,
+    session: CurrentSession,
+    webhook_id: str,
+    status: str = "",
+    cursor: str | None = None,
+) -> HTMLResponse:
+    webhook = await _webhook(request, session, webhook_id)
+    async with database(request).read() as conn:
+        deliveries, next_id = await manager.list_deliveries(
+            conn,
+            session.account_id,
+            webhook_id,
+            limit=PAGE_SIZE,
+            cursor=cursor_id(cursor),
+            status=status if status in DELIVERY_STATUSES else None,
+        )
+    context = {
+        "webhook": webhook,
+        "deliveries": deliveries,
+        "next_url": next_page_url(request, next_id) if next_id else None,
+        "first_page": cursor is None,
+        "status": status,
+        "statuses": DELIVERY_STATUSES,
+    }
+    return render(request, "webhook_detail.html", context)
+
+
+@router.get("/{webhook_id}/edit")
+async def edit_webhook(request: Request, session: CurrentSession, webhook_id: str) -> HTMLResponse:
+    webhook = await _webhook(request, session, webhook_id)
+    values = {"url": webhook["url"], "name": webhook["name"] or "", "events": webhook["events"]}
+    return _form_page(request, webhook, values, {})
+
+
+@router.post("/{webhook_id}/edit")
+async def update_webhook(
+    request: Request, session: CurrentSession, form: CheckedForm, webhook_id: str
+) -> Response:
+    webhook = await _webhook(request, session, webhook_id)
+    values = _form_values(form)
+    try:
+        body = WebhookUpdate.model_validate({**values, "name": values["name"] or None})
+        url = await domain.check_url(
+            body.url or "", allow_private=_settings(request).allow_private_targets
+        )
+        changes = {"events": body.events, "name": body.name}
+        async with database(request).begin() as conn:
+            updated = await domain.update_webhook(
+                conn, session.account_id, webhook_id, changes, url=url
+            )
+    except (ValidationError, ValidationFailed) as exc:
+        return _form_page(request, webhook, values, field_errors(exc), status_code=422)
+    if updated is None:
+        raise not_found("webhook")
+    return redirect(request, _url(webhook_id), Flash("success", "Webhook saved."))
+
+
+async def _set_active(
+    request: Request, session: CurrentSession, webhook_id: str, active: bool
+) -> RedirectResponse:
+    async with database(request).begin() as conn:
+        updated = await domain.update_webhook(
+            conn, session.account_id, webhook_id, {"is_active": active}
+        )
+    if updated is None:
+        raise not_found("webhook")
+    message = (
+        "Webhook enabled: new events will be delivered to it."
+        if active
+        else "Webhook disabled: it receives nothing until you enable it again."
+    )
+    return redirect(request, _url(webhook_id), Flash("success", message))
+
+
+@router.post("/{webhook_id}/enable")
+async def enable_webhook(
+    request: Request, session: CurrentSession, _form: CheckedForm, webhook_id: str
+) -> RedirectResponse:
+    return await _set_active(request, session, webhook_id, True)
+
+
+@router.post("/{webhook_id}/disable")
+async def disable_webhook(
+    request: Request, session: CurrentSession, _form: CheckedForm, webhook_id: str
+) -> RedirectResponse:
+    return await _set_active(request, session, webhook_id, False)
+
+
+@router.get("/{webhook_id}/rotate-secret")
+async def confirm_rotate(
+    request: Request, session: CurrentSession, webhook_id: str
+) -> HTMLResponse:
+    webhook = await _webhook(request, session, webhook_id)
+    return confirm_page(
+        request,
+        title="Rotate the signing secret?",
+        message=(
+            f"A new secret is made for {webhook['url']}. For 24 hours each delivery is "
+            "signed with both the old and the new secret, so you can update your receiver "
+            "without missing any."
+        ),
+        action=_url(webhook_id, "/rotate-secret"),
+        button="Rotate secret",
+        cancel=_url(webhook_id),
+    )
+
+
+@router.post("/{webhook_id}/rotate-secret")
+async def rotate_secret(
+    request: Request, session: CurrentSession, _form: CheckedForm, webhook_id: str
+) -> RedirectResponse:
+    async with database(request).begin() as conn:
+        secret = await domain.rotate_secret(conn, session.account_id, webhook_id, box=_box(request))
+    if secret is None:
+        raise not_found("webhook")
+    flash = Flash(
+        "success",
+        "Secret rotated. The old one keeps working for 24 hours; copy the new one now.",
+        secret=secret,
+        reveal_label="New signing secret",
+    )
+    return redirect(request, _url(webhook_id), flash)
+
+
+@router.post("/{webhook_id}/test")
+async def send_test(
+    request: Request, session: CurrentSession, _form: CheckedForm, webhook_id: str
+) -> RedirectResponse:
+    webhook = await _webhook(request, session, webhook_id)
+    if not webhook["is_active"]:
+        flash = Flash("error", "This webhook is disabled: enable it first, then send a test event.")
+        return redirect(request, _url(webhook_id), flash)
+    async with database(request).begin() as conn:
+        event_id = await manager.insert_test_event(
+            conn, session.account_id, webhook_id, now=utcnow()
+        )
+    events_committed(request)
+    flash = Flash(
+        "success",
+        f"Test event {event_id} sent. Its delivery appears below in a moment (reload the page).",
+    )
+    return redirect(request, _url(webhook_id), flash)
+
+
+@router.get("/{webhook_id}/delete")
+async def confirm_delete(
+    request: Request, session: CurrentSession, webhook_id: str
+) -> HTMLResponse:
+    webhook = await _webhook(request, session, webhook_id)
+    return confirm_page(
+        request,
+        title="Delete this webhook?",
+        message=(
+            f"{webhook['url']} stops receiving events at once, pending retries included, "
+            "and its delivery log is deleted. This cannot be undone."
+        ),
+        action=_url(webhook_id, "/delete"),
+        button="Delete webhook",
+        cancel=_url(webhook_id),
+    )
+
+
+@router.post("/{webhook_id}/delete")
+async def delete_webhook(
+    request: Request, session: CurrentSession, _form: CheckedForm, webhook_id: str
+) -> RedirectResponse:
+    async with database(request).begin() as conn:
+        deleted = await domain.delete_webhook(conn, session.account_id, webhook_id)
+    if not deleted:
+        raise not_found("webhook")
+    return redirect(request, f"{PREFIX}/webhooks", Flash("success", "Webhook deleted."))
+
+
+@router.get("/{webhook_id}/deliveries/{delivery_id}")
+async def show_delivery(
+    request: Request, session: CurrentSession, webhook_id: str, delivery_id: str
+) -> HTMLResponse:
+    webhook = await _webhook(request, session, webhook_id)
+    async with database(request).read() as conn:
+        delivery = await manager.get_delivery(conn, session.account_id, webhook_id, delivery_id)
+    if delivery is None:
+        raise not_found("delivery")
+    return render(request, "delivery.html", {"webhook": webhook, "delivery": delivery})
+
+
+@router.post("/{webhook_id}/deliveries/{delivery_id}/retry")
+async def retry_delivery(
+    request: Request,
+    session: CurrentSession,
+    _form: CheckedForm,
+    webhook_id: str,
+    delivery_id: str,
+) -> RedirectResponse:
+    async with database(request).begin() as conn:
+        delivery = await manager.retry_delivery(
+            conn, session.account_id, webhook_id, delivery_id, now=utcnow()
+        )
+    if delivery is None:
+        raise not_found("delivery")
+    events_committed(request)
+    flash = Flash("success", "Retry queued: the new attempt appears below in a moment.")
+    return redirect(request, _url(webhook_id, f"/deliveries/{delivery_id}"), flash)

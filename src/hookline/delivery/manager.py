@@ -1,0 +1,832 @@
+"""Every SQL statement of the delivery engine (as procrastinate's ``manager.py``).
+
+Life of a delivery
+------------------
+1. The API writes an ``events`` row (``dispatched=false``) in the same transaction as the change
+   it describes: the transactional outbox. Once the API call returned, the event is durable.
+2. ``dispatch_events`` fans undispatched events out into one ``deliveries`` row per active,
+   subscribed webhook and marks the events dispatched, in one transaction per batch. A crash
+   before commit leaves the events undispatched; they are dispatched again, never lost.
+3. ``claim_due`` leases due deliveries to a worker (``leased_by``/``leased_until``). The worker
+   sends at once and heartbeats extend its leases. A worker that dies leaves leases that expire;
+   an expired lease is claimable again, so the delivery is re-sent (at least once: duplicates are
+   possible, loss is not).
+4. ``record_outcomes`` stores the attempts and the deliveries' next state for a whole batch of
+   sends in one transaction.
+
+Deleting a webhook: no attempt starts after DELETE returns
+----------------------------------------------------------
+DELETE removes the webhook row and, by ``ON DELETE CASCADE``, its deliveries, in one transaction.
+An attempt starts only for a claim, and the worker starts the POST as soon as the claim
+transaction commits (it never claims into a local queue: it claims no more than it has free
+send slots for). So an attempt can start only if its claim committed *before* the DELETE:
+
+* SQLite: one writer at a time (``BEGIN IMMEDIATE``). The claim transaction either runs before
+  the DELETE transaction (the attempt was started before DELETE returned) or after it (the
+  deliveries are gone: nothing to claim).
+* PostgreSQL: the claim locks the rows it takes (``FOR UPDATE OF deliveries SKIP LOCKED``) and
+  JOINs the webhook. The cascade must lock the same delivery rows, so a DELETE that reaches them
+  first makes the claim skip them, and a claim that locked them first makes the DELETE wait for
+  the claim to commit. Either the claim committed before the DELETE did, or it never sees the
+  rows.
+
+Deactivation (``is_active=false``, by PATCH or by us after 410 / long failure) cancels pending
+deliveries in the same transaction (``cancel_pending_deliveries``), so the same reasoning holds:
+the cancel UPDATE takes the same row locks as the claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    and_,
+    bindparam,
+    case,
+    delete,
+    false,
+    func,
+    insert,
+    literal,
+    literal_column,
+    or_,
+    select,
+    true,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline import ids
+from hookline.delivery.retry import Decision
+from hookline.delivery.sender import AttemptResult
+from hookline.storage.db import Database
+from hookline.storage.models import deliveries as dlv
+from hookline.storage.models import delivery_attempts, events, webhooks, workers
+from hookline.timeutil import iso
+
+TEST_EVENT_TYPE = "webhook.test"
+# SQLite and PostgreSQL only use the partial indexes (ix_deliveries_due, ix_events_undispatched)
+# when the query repeats their predicate as a constant, not as a bound parameter.
+IS_PENDING = dlv.c.status == literal_column("'pending'")
+IS_UNDISPATCHED = events.c.dispatched == false()
+# Keep IN (...) lists well under SQLite's and asyncpg's parameter limits.
+ID_CHUNK = 500
+LAST_ERROR_LIMIT = 1000
+
+
+def _chunks(items: Sequence[str], size: int = ID_CHUNK) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+# -- dispatch: events -> deliveries ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DispatchResult:
+    events: int
+    deliveries: int
+
+
+def _subscribed(webhook_events: Any, event_type: str) -> bool:
+    return isinstance(webhook_events, list) and event_type in webhook_events
+
+
+async def dispatch_events(db: Database, *, now: datetime, batch_size: int = 500) -> DispatchResult:
+    """Fan out one batch of undispatched events, in event id (creation) order.
+
+    A first attempt is due from the moment its event happened (``next_attempt_at`` =
+    ``events.created_at``, never later than now), and deliveries get time-ordered ids in event
+    order; claims go by (next_attempt_at, id), so a webhook's first attempts start in event
+    order. Distinct due times also keep the claim query cheap: rows due at the same instant
+    must all be sorted by id before the first can be taken.
+    """
+    async with db.begin() as conn:
+        pending = await _lock_undispatched(conn, db.is_sqlite, batch_size)
+        if not pending:
+            return DispatchResult(0, 0)
+        hooks = await _active_webhooks(conn, db.is_sqlite, {row.account_id for row in pending})
+        rows = [
+            _delivery_row(event, hook_id, now)
+            for event in pending
+            for hook_id in _targets(event, hooks)
+        ]
+        if rows:
+            await conn.execute(insert(dlv), rows)
+        event_ids = [row.id for row in pending]
+        for chunk in _chunks(event_ids):
+            await conn.execute(update(events).where(events.c.id.in_(chunk)).values(dispatched=True))
+    return DispatchResult(len(pending), len(rows))
+
+
+async def _lock_undispatched(conn: AsyncConnection, is_sqlite: bool, limit: int) -> list[Any]:
+    stmt = (
+        select(
+            events.c.id,
+            events.c.account_id,
+            events.c.type,
+            events.c.target_webhook_id,
+            events.c.created_at,
+        )
+        .where(IS_UNDISPATCHED)
+        .order_by(events.c.id)
+        .limit(limit)
+    )
+    if not is_sqlite:
+        # Several workers dispatch concurrently: each takes a disjoint batch.
+        stmt = stmt.with_for_update(skip_locked=True)
+    return list((await conn.execute(stmt)).all())
+
+
+async def _active_webhooks(
+    conn: AsyncConnection, is_sqlite: bool, account_ids: set[str]
+) -> dict[str, list[tuple[str, Any]]]:
+    """Active webhooks by account: [(webhook id, subscribed event types)]."""
+    stmt = (
+        select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events)
+        .where(webhooks.c.account_id.in_(sorted(account_ids)), webhooks.c.is_active == true())
+        .order_by(webhooks.c.id)
+    )
+    if not is_sqlite:
+        # FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then cascades
+        # its new deliveries) instead of failing our INSERT on the foreign key.
+        stmt = stmt.with_for_update(read=True, key_share=True)
+    by_account: dict[str, list[tuple[str, Any]]] = {}
+    for row in (await conn.execute(stmt)).all():
+        by_account.setdefault(row.account_id, []).append((row.id, row.events))
+    return by_account
+
+
+def _targets(event: Any, hooks: Mapping[str, list[tuple[str, Any]]]) -> list[str]:
+    candidates = hooks.get(event.account_id, [])
+    if event.target_webhook_id is not None:
+        # webhook.test (or any targeted event): that webhook alone, subscribed or not.
+        return [hook_id for hook_id, _ in candidates if hook_id == event.target_webhook_id]
+    return [hook_id for hook_id, types in candidates if _subscribed(types, event.type)]
+
+
+def _delivery_row(event: Any, webhook_id: str, now: datetime) -> dict[str, Any]:
+    return {
+        "id": ids.delivery_id(),
+        "account_id": event.account_id,
+        "webhook_id": webhook_id,
+        "event_id": event.id,
+        "event_type": event.type,
+        "status": "pending",
+        "attempts": 0,
+        # min(): a clock skew between API and worker hosts must not postpone the delivery.
+        "next_attempt_at": min(event.created_at, now),
+        "last_status_code": None,
+        "last_error": None,
+        "leased_by": None,
+        "leased_until": None,
+        "created_at": now,
+        "updated_at": now,
+    }
+
+
+# -- claiming ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A leased delivery with everything needed to send it."""
+
+    delivery_id: str
+    webhook_id: str
+    attempts: int
+    """Attempts made before this one."""
+    url: str
+    secret_enc: str
+    previous_secret_enc: str | None
+    previous_secret_expires_at: datetime | None
+    event_id: str
+    event_type: str
+    event_created_at: datetime
+    data: Any
+    previous_attributes: Any
+
+
+@dataclass(frozen=True)
+class ClaimRequest:
+    worker_id: str
+    now: datetime
+    lease_seconds: float
+    limit: int
+    """Free send slots of the worker: never claim more than can start at once."""
+    per_endpoint: int
+    busy: Mapping[str, int] = field(default_factory=dict)
+    """In-flight sends per webhook in this worker."""
+    window: int = 0
+    """How many due rows to consider (0: a multiple of ``limit``)."""
+
+
+def _claim_statement(req: ClaimRequest, is_sqlite: bool) -> Any:
+    saturated = sorted(hook for hook, n in req.busy.items() if n >= req.per_endpoint)
+    free = {hook: req.per_endpoint - n for hook, n in req.busy.items() if 0 < n < req.per_endpoint}
+    candidates: Select[Any] = (
+        select(dlv.c.id, dlv.c.webhook_id, dlv.c.next_attempt_at)
+        .select_from(dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id))
+        .where(
+            IS_PENDING,
+            dlv.c.next_attempt_at <= req.now,
+            or_(dlv.c.leased_until.is_(None), dlv.c.leased_until < req.now),
+            webhooks.c.is_active == true(),
+        )
+        .order_by(dlv.c.next_attempt_at, dlv.c.id)
+        .limit(req.window or max(4 * req.limit, 64))
+    )
+    if saturated:
+        # A slow endpoint with all its slots busy must not fill the window and starve others.
+        candidates = candidates.where(dlv.c.webhook_id.not_in(saturated))
+    if not is_sqlite:
+        candidates = candidates.with_for_update(of=dlv, skip_locked=True)
+    cand = candidates.cte("cand")
+    rank = func.row_number().over(
+        partition_by=cand.c.webhook_id, order_by=(cand.c.next_attempt_at, cand.c.id)
+    )
+    ranked = select(cand.c.id, cand.c.webhook_id, cand.c.next_attempt_at, rank.label("rn")).cte(
+        "ranked"
+    )
+    allowance: ColumnElement[Any] = (
+        case(free, value=ranked.c.webhook_id, else_=req.per_endpoint)
+        if free
+        else literal(req.per_endpoint)
+    )
+    picked = (
+        select(ranked.c.id)
+        .where(ranked.c.rn <= allowance)
+        .order_by(ranked.c.next_attempt_at, ranked.c.id)
+        .limit(req.limit)
+    )
+    return (
+        update(dlv)
+        .where(dlv.c.id.in_(picked))
+        .values(
+            leased_by=req.worker_id,
+            leased_until=req.now + timedelta(seconds=req.lease_seconds),
+            updated_at=req.now,
+        )
+        .returning(dlv.c.id)
+    )
+
+
+async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
+    """Lease up to ``req.limit`` due deliveries of active webhooks, at most ``per_endpoint``
+    in flight per webhook (counting ``req.busy``), oldest due first.
+
+    One statement: on PostgreSQL the candidates are locked ``FOR UPDATE SKIP LOCKED`` so
+    concurrent workers take disjoint rows without waiting; on SQLite the single writer
+    (``BEGIN IMMEDIATE``) already serializes claims.
+    """
+    if req.limit <= 0:
+        return []
+    async with db.begin() as conn:
+        result = await conn.execute(_claim_statement(req, db.is_sqlite))
+        claimed = [row.id for row in result.all()]
+        if not claimed:
+            return []
+        return await _load_claims(conn, claimed)
+
+
+async def _load_claims(conn: AsyncConnection, delivery_ids: Sequence[str]) -> list[Claim]:
+    stmt = (
+        select(
+            dlv.c.id,
+            dlv.c.webhook_id,
+            dlv.c.attempts,
+            webhooks.c.url,
+            webhooks.c.secret_enc,
+            webhooks.c.previous_secret_enc,
+            webhooks.c.previous_secret_expires_at,
+            events.c.id.label("event_id"),
+            events.c.type,
+            events.c.created_at,
+            events.c.data,
+            events.c.previous_attributes,
+        )
+        .select_from(
+            dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id).join(
+                events, events.c.id == dlv.c.event_id
+            )
+        )
+        .where(dlv.c.id.in_(delivery_ids))
+        .order_by(dlv.c.next_attempt_at, dlv.c.id)
+    )
+    return [
+        Claim(
+            delivery_id=row.id,
+            webhook_id=row.webhook_id,
+            attempts=row.attempts,
+            url=row.url,
+            secret_enc=row.secret_enc,
+            previous_secret_enc=row.previous_secret_enc,
+            previous_secret_expires_at=row.previous_secret_expires_at,
+            event_id=row.event_id,
+            event_type=row.type,
+            event_created_at=row.created_at,
+            data=row.data,
+            previous_attributes=row.previous_attributes,
+        )
+        for row in (await conn.execute(stmt)).all()
+    ]
+
+
+async def next_due_at(db: Database, now: datetime) -> datetime | None:
+    """When the earliest scheduled (future) attempt falls due, to sleep exactly until then."""
+    async with db.read() as conn:
+        value = await conn.scalar(
+            select(func.min(dlv.c.next_attempt_at)).where(IS_PENDING, dlv.c.next_attempt_at > now)
+        )
+    return value if isinstance(value, datetime) else None
+
+
+# -- outcomes ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One finished attempt and the delivery's next state (decided by ``retry.decide``)."""
+
+    delivery_id: str
+    webhook_id: str
+    result: AttemptResult
+    decision: Decision
+    next_attempt_at: datetime | None
+
+    @property
+    def finished_at(self) -> datetime:
+        return self.result.started_at + timedelta(milliseconds=self.result.duration_ms)
+
+    @property
+    def succeeded(self) -> bool:
+        return self.decision.status == "succeeded"
+
+
+@dataclass(frozen=True)
+class OutcomeSummary:
+    recorded: int
+    disabled_webhooks: tuple[str, ...] = ()
+
+
+async def record_outcomes(
+    db: Database,
+    worker_id: str,
+    records: Sequence[AttemptRecord],
+    *,
+    now: datetime,
+    disable_after: timedelta,
+) -> OutcomeSummary:
+    """Store a batch of finished attempts in one transaction (group commit).
+
+    Every attempt of a delivery that still exists is stored. The delivery's state changes only
+    if this worker still holds its lease: a lease that expired and was taken over belongs to
+    the new holder (whose own attempt will be recorded too).
+    """
+    if not records:
+        return OutcomeSummary(0)
+    async with db.begin() as conn:
+        current = await _lock_deliveries(conn, db.is_sqlite, [r.delivery_id for r in records])
+        existing = [r for r in records if r.delivery_id in current]
+        if existing:
+            await conn.execute(insert(delivery_attempts), [_attempt_row(r) for r in existing])
+        owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
+        if owned:
+            await conn.execute(
+                _transition_statement(worker_id), [_transition_row(r, now) for r in owned]
+            )
+        disabled = await _update_webhook_health(conn, existing, now, disable_after)
+    return OutcomeSummary(len(existing), tuple(disabled))
+
+
+async def _lock_deliveries(
+    conn: AsyncConnection, is_sqlite: bool, delivery_ids: Sequence[str]
+) -> dict[str, tuple[str | None, str]]:
+    """{delivery id: (leased_by, status)} for those that still exist, locked on PostgreSQL."""
+    found: dict[str, tuple[str | None, str]] = {}
+    for chunk in _chunks(delivery_ids):
+        stmt = select(dlv.c.id, dlv.c.leased_by, dlv.c.status).where(dlv.c.id.in_(chunk))
+        if not is_sqlite:
+            stmt = stmt.with_for_update()
+        for row in (await conn.execute(stmt)).all():
+            found[row.id] = (row.leased_by, row.status)
+    return found
+
+
+def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
+    result = record.result
+    return {
+        "delivery_id": record.delivery_id,
+        "started_at": result.started_at,
+        "duration_ms": result.duration_ms,
+        "status_code": result.status_code,
+        "error": _cut(result.error_message),
+        "response_body": result.response_body,
+        "succeeded": record.succeeded,
+    }
+
+
+def _cut(text: str | None, limit: int = LAST_ERROR_LIMIT) -> str | None:
+    return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _transition_statement(worker_id: str) -> Any:
+    return (
+        update(dlv)
+        .where(dlv.c.id == bindparam("b_id"), dlv.c.leased_by == worker_id)
+        .values(
+            status=bindparam("b_status"),
+            attempts=dlv.c.attempts + 1,
+            next_attempt_at=bindparam("b_next"),
+            last_status_code=bindparam("b_code"),
+            last_error=bindparam("b_error"),
+            leased_by=None,
+            leased_until=None,
+            updated_at=bindparam("b_now"),
+        )
+    )
+
+
+def _transition_row(record: AttemptRecord, now: datetime) -> dict[str, Any]:
+    return {
+        "b_id": record.delivery_id,
+        "b_status": record.decision.status,
+        "b_next": record.next_attempt_at if record.decision.status == "pending" else None,
+        "b_code": record.result.status_code,
+        "b_error": _cut(record.result.error_message),
+        "b_now": now,
+    }
+
+
+async def _update_webhook_health(
+    conn: AsyncConnection,
+    records: Sequence[AttemptRecord],
+    now: datetime,
+    disable_after: timedelta,
+) -> list[str]:
+    """Track each webhook's run of consecutive failures; disable it after a 410, or when the
+    run has lasted ``disable_after``. Returns the ids of webhooks disabled now."""
+    if not records:
+        return []
+    hook_ids = sorted({r.webhook_id for r in records})
+    rows = (
+        await conn.execute(
+            select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.is_active).where(
+                webhooks.c.id.in_(hook_ids)
+            )
+        )
+    ).all()
+    disabled: list[str] = []
+    for row in rows:
+        mine = sorted((r for r in records if r.webhook_id == row.id), key=lambda r: r.finished_at)
+        failing_since, reason = _health_after(row.failing_since, mine, now, disable_after)
+        if failing_since != row.failing_since:
+            await conn.execute(
+                update(webhooks).where(webhooks.c.id == row.id).values(failing_since=failing_since)
+            )
+        if reason is not None and row.is_active:
+            await disable_webhook(conn, row.id, reason, now=now)
+            disabled.append(row.id)
+    return disabled
+
+
+def _health_after(
+    failing_since: datetime | None,
+    records: Sequence[AttemptRecord],
+    now: datetime,
+    disable_after: timedelta,
+) -> tuple[datetime | None, str | None]:
+    """(new failing_since, reason to disable or None) after these attempts, in time order."""
+    reason: str | None = None
+    for record in records:
+        if record.succeeded:
+            failing_since = None
+            continue
+        failing_since = failing_since or record.result.started_at
+        if record.decision.disable_webhook:
+            reason = "the endpoint answered 410 Gone"
+    if reason is None and failing_since is not None and now - failing_since >= disable_after:
+        hours = disable_after.total_seconds() / 3600
+        reason = (
+            f"every delivery failed for {hours:g} hours (since {iso(failing_since)}); "
+            f"last error: {_last_failure(records)}"
+        )
+    return failing_since, reason
+
+
+def _last_failure(records: Sequence[AttemptRecord]) -> str:
+    for record in reversed(records):
+        if not record.succeeded:
+            if record.result.status_code is not None:
+                return f"HTTP {record.result.status_code}"
+            return record.result.error_message or "unknown"
+    return "unknown"
+
+
+async def disable_webhook(
+    conn: AsyncConnection, webhook_id: str, reason: str, *, now: datetime
+) -> None:
+    """Deactivate a webhook for ``reason`` (shown on the dashboard) and cancel what it had
+    pending: inactive webhooks get nothing."""
+    await conn.execute(
+        update(webhooks)
+        .where(webhooks.c.id == webhook_id)
+        .values(is_active=False, disabled_reason=reason[:500], updated_at=now)
+    )
+    await cancel_pending_deliveries(conn, webhook_id, now=now)
+
+
+async def cancel_pending_deliveries(
+    conn: AsyncConnection, webhook_id: str, *, now: datetime
+) -> int:
+    """Mark a webhook's pending deliveries cancelled. Call it in the same transaction that sets
+    ``is_active=false`` (PATCH). An attempt already in flight finishes; its outcome is stored
+    as an attempt but leaves the delivery cancelled."""
+    result = await conn.execute(
+        update(dlv)
+        .where(dlv.c.webhook_id == webhook_id, IS_PENDING)
+        .values(status="cancelled", next_attempt_at=None, updated_at=now)
+    )
+    return int(result.rowcount or 0)
+
+
+# -- leases and workers -----------------------------------------------------------------------
+
+
+async def register_worker(
+    db: Database, worker_id: str, *, hostname: str, pid: int, now: datetime
+) -> None:
+    async with db.begin() as conn:
+        await conn.execute(
+            insert(workers).values(
+                id=worker_id, hostname=hostname[:255], pid=pid, started_at=now, heartbeat_at=now
+            )
+        )
+
+
+async def heartbeat(
+    db: Database,
+    worker_id: str,
+    held: Sequence[str],
+    *,
+    now: datetime,
+    lease_seconds: float,
+) -> int:
+    """Prove this worker alive and extend the leases it still holds; returns how many."""
+    until = now + timedelta(seconds=lease_seconds)
+    extended = 0
+    async with db.begin() as conn:
+        await conn.execute(
+            update(workers).where(workers.c.id == worker_id).values(heartbeat_at=now)
+        )
+        for chunk in _chunks(held):
+            result = await conn.execute(
+                update(dlv)
+                .where(dlv.c.id.in_(chunk), dlv.c.leased_by == worker_id)
+                .values(leased_until=until)
+            )
+            extended += int(result.rowcount or 0)
+    return extended
+
+
+async def release_claims(db: Database, worker_id: str, delivery_ids: Sequence[str]) -> int:
+    """Give back leases whose attempt did not complete (graceful stop): another worker, or
+    this one after a restart, may send them right away instead of after the lease expires."""
+    released = 0
+    async with db.begin() as conn:
+        for chunk in _chunks(delivery_ids):
+            result = await conn.execute(
+                update(dlv)
+                .where(dlv.c.id.in_(chunk), dlv.c.leased_by == worker_id)
+                .values(leased_by=None, leased_until=None)
+            )
+            released += int(result.rowcount or 0)
+    return released
+
+
+async def unregister_worker(db: Database, worker_id: str) -> None:
+    async with db.begin() as conn:
+        await conn.execute(delete(workers).where(workers.c.id == worker_id))
+
+
+async def reap_dead_workers(db: Database, *, now: datetime, older_than: timedelta) -> int:
+    """Forget workers that stopped heartbeating. Their leases need no repair: an expired lease
+    is claimable as it is."""
+    async with db.begin() as conn:
+        result = await conn.execute(
+            delete(workers).where(workers.c.heartbeat_at < now - older_than)
+        )
+    return int(result.rowcount or 0)
+
+
+# -- API: deliveries of a webhook -------------------------------------------------------------
+
+
+def delivery_json(row: Any) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "webhook_id": row.webhook_id,
+        "event_id": row.event_id,
+        "event_type": row.event_type,
+        "status": row.status,
+        "attempts": row.attempts,
+        "last_status_code": row.last_status_code,
+        "last_error": row.last_error,
+        "next_attempt_at": iso(row.next_attempt_at),
+        "created_at": iso(row.created_at),
+        "updated_at": iso(row.updated_at),
+    }
+
+
+def attempt_json(row: Any) -> dict[str, Any]:
+    return {
+        "attempted_at": iso(row.started_at),
+        "duration_ms": row.duration_ms,
+        "status_code": row.status_code,
+        "succeeded": row.succeeded,
+        "error": row.error,
+        "response_body": row.response_body,
+    }
+
+
+_DELIVERY_COLUMNS = (
+    dlv.c.id,
+    dlv.c.webhook_id,
+    dlv.c.event_id,
+    dlv.c.event_type,
+    dlv.c.status,
+    dlv.c.attempts,
+    dlv.c.last_status_code,
+    dlv.c.last_error,
+    dlv.c.next_attempt_at,
+    dlv.c.created_at,
+    dlv.c.updated_at,
+)
+
+
+async def list_deliveries(
+    conn: AsyncConnection,
+    account_id: str,
+    webhook_id: str,
+    *,
+    limit: int = 50,
+    cursor: str | None = None,
+    status: str | None = None,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """A page of a webhook's deliveries, newest first, and the cursor of the next page."""
+    stmt = (
+        select(*_DELIVERY_COLUMNS)
+        .where(dlv.c.account_id == account_id, dlv.c.webhook_id == webhook_id)
+        .order_by(dlv.c.id.desc())
+        .limit(limit + 1)
+    )
+    if cursor is not None:
+        stmt = stmt.where(dlv.c.id < cursor)
+    if status is not None:
+        stmt = stmt.where(dlv.c.status == status)
+    rows = (await conn.execute(stmt)).all()
+    page = [delivery_json(row) for row in rows[:limit]]
+    next_cursor = page[-1]["id"] if len(rows) > limit else None
+    return page, next_cursor
+
+
+async def get_delivery(
+    conn: AsyncConnection, account_id: str, webhook_id: str, delivery_id: str
+) -> dict[str, Any] | None:
+    """One delivery with ``attempt_log``: every attempt, oldest first. None if not the
+    account's (the API answers 404 either way)."""
+    row = (
+        await conn.execute(
+            select(*_DELIVERY_COLUMNS).where(
+                dlv.c.id == delivery_id,
+                dlv.c.account_id == account_id,
+                dlv.c.webhook_id == webhook_id,
+            )
+        )
+    ).first()
+    if row is None:
+        return None
+    attempts = (
+        await conn.execute(
+            select(delivery_attempts)
+            .where(delivery_attempts.c.delivery_id == delivery_id)
+            .order_by(delivery_attempts.c.id)
+        )
+    ).all()
+    return {**delivery_json(row), "attempt_log": [attempt_json(a) for a in attempts]}
+
+
+async def retry_delivery(
+    conn: AsyncConnection, account_id: str, webhook_id: str, delivery_id: str, *, now: datetime
+) -> dict[str, Any] | None:
+    """Manual retry: the delivery is due again now, whatever its state. A finished delivery
+    gets one more attempt (its attempt count is past the schedule, so a failure ends it again);
+    one in flight is left to its worker. Returns the delivery, None if unknown. Call
+    ``Wakeup.events_committed()`` after commit so a worker picks it up at once."""
+    await conn.execute(
+        update(dlv)
+        .where(
+            dlv.c.id == delivery_id,
+            dlv.c.account_id == account_id,
+            dlv.c.webhook_id == webhook_id,
+            or_(dlv.c.status != "pending", dlv.c.leased_by.is_(None)),
+        )
+        .values(status="pending", next_attempt_at=now, updated_at=now)
+    )
+    row = (
+        await conn.execute(
+            select(*_DELIVERY_COLUMNS).where(
+                dlv.c.id == delivery_id,
+                dlv.c.account_id == account_id,
+                dlv.c.webhook_id == webhook_id,
+            )
+        )
+    ).first()
+    return delivery_json(row) if row is not None else None
+
+
+async def insert_test_event(
+    conn: AsyncConnection, account_id: str, webhook_id: str, *, now: datetime
+) -> str:
+    """The outbox row of ``POST /v1/webhooks/{id}/test``: a ``webhook.test`` event for that
+    webhook alone. Returns the event id."""
+    event_id = ids.event_id()
+    await conn.execute(
+        insert(events).values(
+            id=event_id,
+            account_id=account_id,
+            type=TEST_EVENT_TYPE,
+            data={
+                "webhook_id": webhook_id,
+                "message": "This is a test event sent from hookline.",
+            },
+            previous_attributes=None,
+            created_at=now,
+            dispatched=False,
+            target_webhook_id=webhook_id,
+        )
+    )
+    return event_id
+
+
+# -- retention and metrics --------------------------------------------------------------------
+
+
+async def prune_batch(db: Database, *, now: datetime, retention_days: int, batch: int) -> int:
+    """Delete up to ``batch`` dispatched events older than the retention period, with their
+    deliveries and attempts (ON DELETE CASCADE). Small batches keep each write transaction
+    short: the API's writes queue behind it on SQLite."""
+    cutoff = now - timedelta(days=retention_days)
+    async with db.begin() as conn:
+        doomed = (
+            (
+                await conn.execute(
+                    select(events.c.id)
+                    .where(events.c.created_at < cutoff, events.c.dispatched == true())
+                    .order_by(events.c.created_at)
+                    .limit(batch)
+                )
+            )
+            .scalars()
+            .all()
+        )
+        if not doomed:
+            return 0
+        await conn.execute(delete(events).where(events.c.id.in_(list(doomed))))
+    return len(doomed)
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    undispatched_events: int
+    pending_deliveries: int
+    due_deliveries: int
+    oldest_due_age_seconds: float
+
+
+async def queue_stats(db: Database, *, now: datetime) -> QueueStats:
+    async with db.read() as conn:
+        undispatched = await conn.scalar(select(func.count()).where(IS_UNDISPATCHED))
+        pending = await conn.scalar(select(func.count()).select_from(dlv).where(IS_PENDING))
+        due_row = (
+            await conn.execute(
+                select(func.count(), func.min(dlv.c.next_attempt_at)).where(
+                    and_(IS_PENDING, dlv.c.next_attempt_at <= now)
+                )
+            )
+        ).one()
+    oldest = due_row[1]
+    if isinstance(oldest, str):  # SQLite aggregates lose the column type
+        oldest = datetime.fromisoformat(oldest).replace(tzinfo=now.tzinfo)
+    age = (now - oldest).total_seconds() if isinstance(oldest, datetime) else 0.0
+    return QueueStats(
+        undispatched_events=int(undispatched or 0),
+        pending_deliveries=int(pending or 0),
+        due_deliveries=int(due_row[0] or 0),
+        oldest_due_age_seconds=max(0.0, age),
+    )

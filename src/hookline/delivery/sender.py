@@ -1,0 +1,179 @@
+"""The HTTP side of an attempt: one shared aiohttp session, one POST, a typed result.
+
+aiohttp rather than httpx: its connection pool stays cheap with many concurrent requests (see
+/work/shared/perf-facts.md: ~10x the deliveries per core). One session for the process keeps
+connections to busy endpoints alive between deliveries.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+import aiohttp
+from yarl import URL
+
+from hookline.delivery.retry import (
+    AttemptTimedOut,
+    BlockedTarget,
+    ConnectFailed,
+    DeliveryError,
+    InvalidTarget,
+)
+from hookline.delivery.ssrf import (
+    BLOCKED_MESSAGE,
+    BlockedAddressError,
+    GuardedResolver,
+    blocked_reason,
+    parse_ip_lenient,
+)
+from hookline.settings import Settings
+from hookline.timeutil import utcnow
+
+RESPONSE_BODY_LIMIT = 4096
+KEEPALIVE_SECONDS = 30.0
+DNS_CACHE_SECONDS = 10
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """What one POST did. Exactly one of ``status_code`` / ``error`` is set."""
+
+    started_at: datetime
+    duration_ms: int
+    status_code: int | None = None
+    error: DeliveryError | None = None
+    response_body: str | None = None
+    retry_after: str | None = None
+    """The raw ``Retry-After`` header, interpreted by the retry policy."""
+
+    @property
+    def error_message(self) -> str | None:
+        return str(self.error) if self.error is not None else None
+
+
+async def _read_capped(response: aiohttp.ClientResponse, limit: int) -> bytes:
+    """Up to ``limit`` bytes of the body: a receiver streaming megabytes must not cost us
+    memory or time beyond what we store."""
+    chunks: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        chunk = await response.content.read(remaining)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _literal_host_error(url: str) -> DeliveryError | None:
+    """aiohttp skips the resolver for IP-literal hosts, so the guard checks them here."""
+    try:
+        host = URL(url).raw_host
+    except (ValueError, TypeError):
+        return InvalidTarget("cannot parse the url")
+    if not host:
+        return InvalidTarget("the url has no host")
+    address = parse_ip_lenient(host)
+    if address is None:
+        return None
+    reason = blocked_reason(address)
+    if reason is not None:
+        return BlockedTarget(f"{address} is {reason}")
+    return None
+
+
+class Sender:
+    """Sends attempts. ``start()`` inside the running loop, ``close()`` at shutdown."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._allow_private = settings.allow_private_targets
+        self._connect_timeout = settings.delivery_connect_timeout
+        self._total_timeout = settings.delivery_total_timeout
+        self._limit = settings.delivery_concurrency
+        self._session: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        if self._session is not None:
+            return
+        resolver = None if self._allow_private else GuardedResolver()
+        connector = aiohttp.TCPConnector(
+            resolver=resolver,
+            limit=self._limit,
+            keepalive_timeout=KEEPALIVE_SECONDS,
+            ttl_dns_cache=DNS_CACHE_SECONDS,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            timeout=aiohttp.ClientTimeout(
+                total=self._total_timeout,
+                connect=self._connect_timeout,
+                sock_connect=self._connect_timeout,
+            ),
+            # Receivers' cookies must never travel to another request.
+            cookie_jar=aiohttp.DummyCookieJar(),
+            trust_env=False,
+        )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def send(self, url: str, headers: Mapping[str, str], body: bytes) -> AttemptResult:
+        started_at = utcnow()
+        clock = time.monotonic()
+        status: int | None = None
+        excerpt: bytes | None = None
+        retry_after: str | None = None
+        error: DeliveryError | None = None
+        try:
+            error = None if self._allow_private else _literal_host_error(url)
+            if error is None:
+                status, excerpt, retry_after = await self._post(url, headers, body)
+        except aiohttp.ConnectionTimeoutError:
+            error = AttemptTimedOut(f"could not connect within {self._connect_timeout:g}s")
+        except TimeoutError:
+            error = AttemptTimedOut(f"no response within {self._total_timeout:g}s")
+        except aiohttp.ClientConnectorError as exc:
+            error = _connector_error(exc)
+        except aiohttp.InvalidURL as exc:
+            error = InvalidTarget(str(exc))
+        except (aiohttp.ClientError, OSError) as exc:
+            error = ConnectFailed(str(exc) or type(exc).__name__)
+        return AttemptResult(
+            started_at=started_at,
+            duration_ms=int((time.monotonic() - clock) * 1000),
+            status_code=status,
+            error=error,
+            response_body=excerpt.decode("utf-8", errors="replace") if excerpt else None,
+            retry_after=retry_after,
+        )
+
+    async def _post(
+        self, url: str, headers: Mapping[str, str], body: bytes
+    ) -> tuple[int, bytes | None, str | None]:
+        if self._session is None:
+            raise RuntimeError("Sender.start() was not called")
+        # Redirects are a failure, never followed: following one could lead anywhere
+        # (including past the address guard's intent) and hide a misconfigured URL.
+        async with self._session.post(
+            url, data=body, headers=headers, allow_redirects=False
+        ) as response:
+            status = response.status
+            retry_after = response.headers.get("Retry-After")
+            try:
+                excerpt: bytes | None = await _read_capped(response, RESPONSE_BODY_LIMIT)
+            except (aiohttp.ClientError, TimeoutError):
+                excerpt = None  # the status arrived in time; a broken body does not undo it
+            if not response.content.at_eof():
+                response.close()  # don't keep a connection with an unread body in the pool
+            return status, excerpt, retry_after
+
+
+def _connector_error(exc: aiohttp.ClientConnectorError) -> DeliveryError:
+    if isinstance(exc.os_error, BlockedAddressError):
+        return BlockedTarget(BLOCKED_MESSAGE.removeprefix("blocked: "))
+    return ConnectFailed(f"{exc.host}:{exc.port}: {exc.os_error.strerror or exc.os_error}")

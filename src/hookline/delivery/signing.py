@@ -1,0 +1,86 @@
+"""Standard Webhooks 1.0 signing: the body we POST and the headers that let a receiver trust it.
+
+The body is serialized once per event and the same bytes go to every webhook and every attempt:
+the signature covers the exact bytes sent, and re-encoding per attempt would be wasted work that
+could also (with a different serializer) change the bytes a receiver already deduplicated.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from hookline import __version__
+from hookline.timeutil import iso
+
+SECRET_PREFIX = "whsec_"  # noqa: S105 (a prefix, not a secret)
+USER_AGENT = f"hookline/{__version__}"
+# Only contact.updated carries the changed fields' old values.
+EVENTS_WITH_PREVIOUS_ATTRIBUTES = frozenset({"contact.updated"})
+
+
+def secret_key_bytes(secret: str) -> bytes:
+    """The HMAC key inside ``whsec_<base64>`` (the prefix is optional, as in standardwebhooks)."""
+    encoded = secret.removeprefix(SECRET_PREFIX)
+    # Tolerate unpadded base64, as the reference libraries do.
+    key = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
+    if not key:
+        raise ValueError("webhook secret may not be empty")
+    return key
+
+
+def sign(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
+    """``v1,<base64 HMAC-SHA256 of "{msg_id}.{timestamp}.{body}">``."""
+    signed = msg_id.encode() + b"." + str(timestamp).encode() + b"." + body
+    digest = hmac.new(secret_key_bytes(secret), signed, hashlib.sha256).digest()
+    return "v1," + base64.b64encode(digest).decode("ascii")
+
+
+def live_secrets(
+    current: str, previous: str | None, previous_expires_at: datetime | None, now: datetime
+) -> list[str]:
+    """The secrets a delivery is signed with: the current one, plus the previous one while its
+    grace period after a rotation lasts (so receivers can switch secrets without a gap)."""
+    secrets = [current]
+    if previous and previous_expires_at is not None and previous_expires_at > now:
+        secrets.append(previous)
+    return secrets
+
+
+def build_headers(
+    msg_id: str, timestamp: int, body: bytes, secrets: Iterable[str]
+) -> dict[str, str]:
+    """The request headers of one attempt; one space-separated ``v1,`` signature per secret."""
+    signatures = " ".join(sign(secret, msg_id, timestamp, body) for secret in secrets)
+    return {
+        "webhook-id": msg_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": signatures,
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+    }
+
+
+def event_body(
+    event_id: str,
+    event_type: str,
+    created_at: datetime,
+    data: Mapping[str, Any],
+    previous_attributes: Mapping[str, Any] | None,
+) -> bytes:
+    """The JSON body POSTed for an event (see docs/webhooks.md)."""
+    payload: dict[str, Any] = {
+        "id": event_id,
+        "type": event_type,
+        "timestamp": iso(created_at),
+        "data": data,
+    }
+    if event_type in EVENTS_WITH_PREVIOUS_ATTRIBUTES:
+        payload["previous_attributes"] = dict(previous_attributes or {})
+    return orjson.dumps(payload)

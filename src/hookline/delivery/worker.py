@@ -1,0 +1,527 @@
+"""The delivery worker: dispatch events, claim due deliveries, send them, record outcomes.
+
+Loops (tasks), as in procrastinate's worker:
+
+* dispatcher: outbox events -> deliveries (``manager.dispatch_events``).
+* claimer: leases due deliveries, never more than there are free send slots (global and per
+  endpoint), and starts each POST immediately (see the deletion argument in ``manager``).
+* sends: one task per claimed delivery; the finished attempt goes to a buffer.
+* recorder: stores everything in the buffer in one transaction (group commit), repeatedly.
+* heartbeat: keeps this worker's leases alive; a dead worker's leases expire and others resend.
+* pruner: deletes data older than ``retention_days`` in small batches.
+* listener (PostgreSQL): ``LISTEN`` for other processes' wake-ups.
+
+Runs inside ``hookline serve`` (started in the FastAPI lifespan) or alone (``hookline worker``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import socket
+import time
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy.engine import make_url
+
+from hookline import ids, metrics
+from hookline.crypto import SecretBox, resolve_secret_key
+from hookline.delivery import manager
+from hookline.delivery.manager import AttemptRecord, Claim, ClaimRequest
+from hookline.delivery.retry import (
+    DeliveryError,
+    RandomSource,
+    RetryPolicy,
+    decide,
+    parse_retry_after,
+)
+from hookline.delivery.sender import AttemptResult, Sender
+from hookline.delivery.signing import build_headers, event_body, live_secrets
+from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
+from hookline.settings import Settings
+from hookline.storage.db import Database
+from hookline.timeutil import utcnow
+
+log = logging.getLogger("hookline.delivery")
+
+DISPATCH_BATCH = 500
+PRUNE_BATCH = 500
+PRUNE_INTERVAL_SECONDS = 3600.0
+PRUNE_FIRST_DELAY_SECONDS = 60.0
+# Between prune batches, let the API's writes through (SQLite has one writer).
+PRUNE_PAUSE_SECONDS = 0.05
+BODY_CACHE_SIZE = 2048
+SECRET_CACHE_SIZE = 1024
+LISTEN_RETRY_SECONDS = 5.0
+ERROR_BACKOFF_SECONDS = 1.0
+
+
+class SigningFailed(DeliveryError):
+    """A stored secret could not be decrypted (wrong HOOKLINE_SECRET_KEY on this worker?).
+    Retryable: another worker, or this one once fixed, can still send it."""
+
+    label = "signing failed"
+
+
+class _LRU(OrderedDict[str, Any]):
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self._size = size
+
+    def remember(self, key: str, value: Any) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self._size:
+            self.popitem(last=False)
+
+
+async def _wait(event: asyncio.Event, seconds: float) -> None:
+    """Wait for ``event`` at most ``seconds``; clear it before the caller does the work, so a
+    wake-up arriving during the work is not lost."""
+    if seconds > 0 and not event.is_set():
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await event.wait()
+    event.clear()
+
+
+def lease_seconds_for(settings: Settings) -> float:
+    """Leases outlive the longest possible attempt with room to spare, so a live worker's claim
+    is never taken over even if a heartbeat is late."""
+    return max(settings.delivery_lease_seconds, 2 * settings.delivery_total_timeout)
+
+
+class Worker:
+    """``await start()`` in a running loop; ``await stop()`` finishes or releases every claim."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        db: Database,
+        *,
+        wakeup: Wakeup | None = None,
+        sender: Sender | None = None,
+        secret_box: SecretBox | None = None,
+        rng: RandomSource | None = None,
+        worker_id: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.db = db
+        self.id = worker_id or f"wrk_{ids.uuid7()}"
+        self._owns_wakeup = wakeup is None
+        self.wakeup = wakeup if wakeup is not None else make_wakeup(settings, db)
+        self._sender = sender if sender is not None else Sender(settings)
+        self._box = secret_box
+        self._rng: RandomSource = rng if rng is not None else random.SystemRandom().random
+        self._policy = RetryPolicy.from_settings(settings)
+        self._lease = lease_seconds_for(settings)
+        self._poll = settings.delivery_poll_seconds
+        self._disable_after = timedelta(hours=settings.disable_after_hours)
+        self._dispatch_wake = self.wakeup.subscribe()
+        self._claim_wake = self.wakeup.subscribe()
+        self._results_ready = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._draining = False
+        self._loops: dict[str, asyncio.Task[None]] = {}
+        self._sends: dict[str, asyncio.Task[None]] = {}
+        self._busy: Counter[str] = Counter()
+        self._held: set[str] = set()
+        self._results: list[AttemptRecord] = []
+        self._listening = False
+        self._bodies = _LRU(BODY_CACHE_SIZE)
+        self._secrets = _LRU(SECRET_CACHE_SIZE)
+        self._started = False
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._started:
+            return
+        if self._box is None:
+            self._box = SecretBox(resolve_secret_key(self.settings))
+        await self._sender.start()
+        await manager.register_worker(
+            self.db, self.id, hostname=socket.gethostname(), pid=os.getpid(), now=utcnow()
+        )
+        self._started = True
+        self._spawn("dispatcher", self._dispatch_loop)
+        self._spawn("claimer", self._claim_loop)
+        self._spawn("recorder", self._record_loop)
+        self._spawn("heartbeat", self._heartbeat_loop)
+        self._spawn("pruner", self._prune_loop)
+        if not self.db.is_sqlite:
+            self._spawn("listener", self._listen_loop)
+        log.info("delivery worker %s started", self.id)
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop claiming, give in-flight sends up to ``grace`` seconds (default: the total
+        timeout) to finish, record their outcomes, release whatever did not finish."""
+        if not self._started:
+            return
+        self._started = False
+        self._stopping.set()
+        self._dispatch_wake.set()
+        self._claim_wake.set()
+        await self._join("dispatcher", "claimer")
+        if grace is None:
+            grace = self.settings.delivery_total_timeout + 1
+        await self._finish_sends(grace)
+        self._draining = True
+        self._results_ready.set()
+        await self._join("recorder")
+        await self._cancel_loops()
+        await self._release_unfinished()
+        with contextlib.suppress(Exception):
+            await manager.unregister_worker(self.db, self.id)
+        await self._sender.close()
+        await self._unsubscribe()
+        log.info("delivery worker %s stopped", self.id)
+
+    async def kill(self) -> None:
+        """Stop as a crash would: cancel everything, write nothing, keep every lease (they
+        expire and other workers resend). For tests of at-least-once delivery."""
+        self._started = False
+        tasks = [*self._loops.values(), *self._sends.values()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self._loops.clear()
+        await self._sender.close()
+        await self._unsubscribe()
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._sends)
+
+    @property
+    def listening(self) -> bool:
+        """PostgreSQL: whether the LISTEN connection is up (wake-ups from other processes)."""
+        return self._listening
+
+    def _spawn(self, name: str, loop: Callable[[], Awaitable[None]]) -> None:
+        async def guarded() -> None:
+            try:
+                await loop()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("delivery worker loop %s crashed", name)
+                raise
+
+        self._loops[name] = asyncio.create_task(guarded(), name=f"hookline-{name}")
+
+    async def _join(self, *names: str) -> None:
+        tasks = [self._loops.pop(name) for name in names if name in self._loops]
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _cancel_loops(self) -> None:
+        tasks = list(self._loops.values())
+        self._loops.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _finish_sends(self, grace: float) -> None:
+        sends = list(self._sends.values())
+        if not sends:
+            return
+        _, unfinished = await asyncio.wait(sends, timeout=grace)
+        for task in unfinished:
+            task.cancel()
+        await asyncio.gather(*unfinished, return_exceptions=True)
+
+    async def _release_unfinished(self) -> None:
+        leftover = sorted(self._held)
+        if not leftover:
+            return
+        try:
+            released = await manager.release_claims(self.db, self.id, leftover)
+            log.info("released %d unfinished claims", released)
+        except Exception:
+            log.warning("could not release claims; their leases will expire", exc_info=True)
+        self._held.clear()
+
+    async def _unsubscribe(self) -> None:
+        self.wakeup.unsubscribe(self._dispatch_wake)
+        self.wakeup.unsubscribe(self._claim_wake)
+        if self._owns_wakeup:
+            await self.wakeup.close()
+
+    # -- dispatcher ---------------------------------------------------------------------------
+
+    async def _dispatch_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                result = await manager.dispatch_events(
+                    self.db, now=utcnow(), batch_size=DISPATCH_BATCH
+                )
+            except Exception:
+                log.exception("dispatching events failed")
+                await _wait(self._stopping, ERROR_BACKOFF_SECONDS)
+                continue
+            if result.deliveries:
+                self._claim_wake.set()
+            if result.events >= DISPATCH_BATCH:
+                continue  # a backlog: keep going without waiting
+            await _wait(self._dispatch_wake, self._poll)
+
+    # -- claimer and sends --------------------------------------------------------------------
+
+    async def _claim_loop(self) -> None:
+        concurrency = self.settings.delivery_concurrency
+        while not self._stopping.is_set():
+            free = concurrency - len(self._sends)
+            claims: list[Claim] = []
+            if free > 0:
+                try:
+                    claims = await manager.claim_due(self.db, self._claim_request(free))
+                except Exception:
+                    log.exception("claiming deliveries failed")
+                    await _wait(self._stopping, ERROR_BACKOFF_SECONDS)
+                    continue
+            for claim in claims:
+                self._start_send(claim)
+            if free > 0 and len(claims) == free:
+                continue  # maybe more are due: claim again as soon as slots free up
+            await _wait(self._claim_wake, await self._idle_timeout())
+
+    def _claim_request(self, free: int) -> ClaimRequest:
+        return ClaimRequest(
+            worker_id=self.id,
+            now=utcnow(),
+            lease_seconds=self._lease,
+            limit=free,
+            per_endpoint=self.settings.delivery_per_endpoint_concurrency,
+            busy=dict(self._busy),
+        )
+
+    async def _idle_timeout(self) -> float:
+        """Sleep until the earliest scheduled retry, at most one poll interval."""
+        now = utcnow()
+        try:
+            due = await manager.next_due_at(self.db, now)
+        except Exception:
+            log.warning("reading the next due time failed", exc_info=True)
+            return self._poll
+        if due is None:
+            return self._poll
+        return min(self._poll, max(0.0, (due - now).total_seconds()))
+
+    def _start_send(self, claim: Claim) -> None:
+        self._busy[claim.webhook_id] += 1
+        self._held.add(claim.delivery_id)
+        task = asyncio.create_task(self._deliver(claim), name=f"hookline-send-{claim.delivery_id}")
+        self._sends[claim.delivery_id] = task
+
+    async def _deliver(self, claim: Claim) -> None:
+        try:
+            try:
+                result = await self._attempt(claim)
+            except Exception as exc:
+                # A bug must not strand the claim (the heartbeat would keep its lease alive
+                # forever): record a retryable failure instead.
+                log.exception("delivery %s: unexpected error", claim.delivery_id)
+                result = AttemptResult(
+                    started_at=utcnow(), duration_ms=0, error=DeliveryError(repr(exc))
+                )
+            self._results.append(self._record_for(claim, result))
+            self._results_ready.set()
+        finally:
+            self._sends.pop(claim.delivery_id, None)
+            self._busy[claim.webhook_id] -= 1
+            if self._busy[claim.webhook_id] <= 0:
+                del self._busy[claim.webhook_id]
+            self._claim_wake.set()  # a slot is free
+
+    async def _attempt(self, claim: Claim) -> AttemptResult:
+        body = self._body(claim)
+        try:
+            secrets = self._live_secrets(claim)
+        except ValueError as exc:
+            return AttemptResult(started_at=utcnow(), duration_ms=0, error=SigningFailed(str(exc)))
+        headers = build_headers(claim.event_id, int(time.time()), body, secrets)
+        return await self._sender.send(claim.url, headers, body)
+
+    def _record_for(self, claim: Claim, result: AttemptResult) -> AttemptRecord:
+        finished = utcnow()
+        metrics.ATTEMPT_SECONDS.observe(result.duration_ms / 1000)
+        decision = decide(
+            self._policy,
+            attempts_made=claim.attempts + 1,
+            status_code=result.status_code,
+            error=result.error,
+            retry_after=parse_retry_after(result.retry_after, finished),
+            rng=self._rng,
+        )
+        next_at = None
+        if decision.delay is not None:
+            next_at = finished + timedelta(seconds=decision.delay)
+        succeeded = decision.status == "succeeded"
+        metrics.ATTEMPTS.labels(result="success" if succeeded else "failure").inc()
+        return AttemptRecord(
+            delivery_id=claim.delivery_id,
+            webhook_id=claim.webhook_id,
+            result=result,
+            decision=decision,
+            next_attempt_at=next_at,
+        )
+
+    def _body(self, claim: Claim) -> bytes:
+        """Serialized once per event and shared by its webhooks and attempts."""
+        cached = self._bodies.get(claim.event_id)
+        if isinstance(cached, bytes):
+            return cached
+        body = event_body(
+            claim.event_id,
+            claim.event_type,
+            claim.event_created_at,
+            claim.data,
+            claim.previous_attributes,
+        )
+        self._bodies.remember(claim.event_id, body)
+        return body
+
+    def _live_secrets(self, claim: Claim) -> list[str]:
+        current = self._decrypt(claim.secret_enc)
+        previous = self._decrypt(claim.previous_secret_enc) if claim.previous_secret_enc else None
+        return live_secrets(current, previous, claim.previous_secret_expires_at, utcnow())
+
+    def _decrypt(self, token: str) -> str:
+        cached = self._secrets.get(token)
+        if isinstance(cached, str):
+            return cached
+        assert self._box is not None
+        plain = self._box.decrypt(token)
+        self._secrets.remember(token, plain)
+        return plain
+
+    # -- recorder -----------------------------------------------------------------------------
+
+    async def _record_loop(self) -> None:
+        while True:
+            await self._results_ready.wait()
+            self._results_ready.clear()
+            if self._results and not await self._flush() and self._draining:
+                # Stopping with the database unreachable: the leases will expire and the
+                # deliveries be sent again (a duplicate, never a loss).
+                return
+            if self._draining and not self._results:
+                return
+
+    async def _flush(self) -> bool:
+        batch, self._results = self._results, []
+        try:
+            summary = await manager.record_outcomes(
+                self.db, self.id, batch, now=utcnow(), disable_after=self._disable_after
+            )
+        except Exception:
+            log.exception("recording %d delivery outcomes failed; will retry", len(batch))
+            self._results = batch + self._results
+            if not self._draining:
+                await asyncio.sleep(ERROR_BACKOFF_SECONDS)
+                self._results_ready.set()
+            return False
+        for record in batch:
+            self._held.discard(record.delivery_id)
+            if record.decision.status != "pending":  # a final state
+                metrics.DELIVERIES.labels(outcome=record.decision.status).inc()
+        for webhook_id in summary.disabled_webhooks:
+            log.warning("webhook %s disabled", webhook_id)
+        self._claim_wake.set()  # new retry times may be earlier than the claimer's sleep
+        return True
+
+    # -- heartbeat, pruning, LISTEN -----------------------------------------------------------
+
+    async def _heartbeat_loop(self) -> None:
+        interval = self._lease / 3
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await manager.heartbeat(
+                    self.db, self.id, sorted(self._held), now=utcnow(), lease_seconds=self._lease
+                )
+            except Exception:
+                log.warning("heartbeat failed", exc_info=True)
+
+    async def _prune_loop(self) -> None:
+        await asyncio.sleep(PRUNE_FIRST_DELAY_SECONDS)
+        while True:
+            try:
+                await self.prune()
+                await manager.reap_dead_workers(
+                    self.db, now=utcnow(), older_than=timedelta(seconds=10 * self._lease)
+                )
+            except Exception:
+                log.exception("pruning old events failed")
+            await asyncio.sleep(PRUNE_INTERVAL_SECONDS)
+
+    async def prune(self) -> int:
+        """Delete everything older than the retention period, batch by batch."""
+        total = 0
+        while True:
+            removed = await manager.prune_batch(
+                self.db,
+                now=utcnow(),
+                retention_days=self.settings.retention_days,
+                batch=PRUNE_BATCH,
+            )
+            total += removed
+            if removed < PRUNE_BATCH:
+                return total
+            await asyncio.sleep(PRUNE_PAUSE_SECONDS)
+
+    async def _listen_loop(self) -> None:
+        """PostgreSQL: a dedicated connection LISTENing for other processes' wake-ups."""
+        import asyncpg  # type: ignore[import-untyped]
+
+        dsn = (
+            make_url(self.db.url).set(drivername="postgresql").render_as_string(hide_password=False)
+        )
+
+        def on_notify(*_: Any) -> None:
+            self._dispatch_wake.set()
+            self._claim_wake.set()
+
+        while True:
+            conn: Any = None
+            try:
+                conn = await asyncpg.connect(dsn)
+                lost = asyncio.Event()
+                conn.add_termination_listener(_setter(lost))
+                await conn.add_listener(NOTIFY_CHANNEL, on_notify)
+                self._listening = True
+                on_notify()  # anything notified while we were not listening
+                await lost.wait()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.warning("LISTEN connection failed; polling meanwhile", exc_info=True)
+            finally:
+                self._listening = False
+                if conn is not None:
+                    with contextlib.suppress(Exception):
+                        await asyncio.shield(conn.close(timeout=2))
+            await asyncio.sleep(LISTEN_RETRY_SECONDS)
+
+
+def _setter(event: asyncio.Event) -> Callable[..., None]:
+    def callback(*_: Any) -> None:
+        event.set()
+
+    return callback
+
+
+async def run_worker(settings: Settings, db: Database, stop: asyncio.Event) -> None:
+    """``hookline worker``: run until ``stop`` is set (e.g. by SIGTERM), then stop cleanly."""
+    worker = Worker(settings, db)
+    await worker.start()
+    try:
+        await stop.wait()
+    finally:
+        await worker.stop()

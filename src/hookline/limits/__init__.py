@@ -1,0 +1,1 @@
+"""Abuse resistance: rate limits, idempotency keys, body guards (see docs/security.md)."""

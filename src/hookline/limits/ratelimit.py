@@ -1,0 +1,214 @@
+"""Rate limiting: ``HOOKLINE_RATE_LIMIT`` per API key, per client address when unauthenticated.
+
+A moving window from the ``limits`` library (exact: never more than N requests in any window of
+W seconds). The counters live in memory by default, or in Redis when ``HOOKLINE_REDIS_URL`` is set
+so that several API processes enforce one budget.
+
+Headers follow draft-ietf-httpapi-ratelimit-headers-09 (structured fields, one named policy):
+
+    RateLimit-Policy: "default";q=100;w=1
+    RateLimit: "default";r=57;t=1
+
+``q`` is the quota, ``w`` the window in seconds, ``r`` what remains and ``t`` the seconds until a
+unit of quota frees up. Every ``/v1`` response carries both; a 429 adds ``Retry-After``.
+
+Where it hooks in: ``api.deps.authenticate`` calls :func:`enforce_rate_limit` with the key it
+authenticated; :class:`RateLimitMiddleware` (outermost) puts the headers on every ``/v1`` response
+and charges the client address for responses no key paid for (401s, unknown routes, 413s), so a
+flood of bad keys is throttled too.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+import orjson
+from fastapi import Request
+from limits.aio.storage import MemoryStorage, RedisStorage, Storage
+from limits.aio.strategies import MovingWindowRateLimiter
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from hookline.domain.keys import AuthContext
+from hookline.errors import InternalError, RateLimited, error_body
+from hookline.settings import Settings
+from limits import RateLimitItemPerSecond
+
+log = logging.getLogger("hookline.ratelimit")
+
+POLICY = "default"
+STATE_KEY = "rate_limit"
+# When Redis is down we fail open (availability over throttling) and say so, at most this often.
+_OUTAGE_LOG_INTERVAL = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitState:
+    allowed: bool
+    remaining: int
+    reset_seconds: int
+
+    def headers(self, policy: bytes) -> list[tuple[bytes, bytes]]:
+        current = f'"{POLICY}";r={self.remaining};t={self.reset_seconds}'.encode()
+        return [(b"ratelimit-policy", policy), (b"ratelimit", current)]
+
+    @property
+    def retry_after(self) -> int:
+        return max(1, self.reset_seconds)
+
+
+def _storage(settings: Settings) -> Storage:
+    if not settings.redis_url:
+        return MemoryStorage()
+    # limits wants async+redis:// (or async+rediss://); redis-py is the client we ship.
+    return RedisStorage(f"async+{settings.redis_url}", implementation="redispy")
+
+
+class RateLimiter:
+    """One process's view of the shared budget; lives on ``app.state.rate_limiter``."""
+
+    def __init__(self, settings: Settings) -> None:
+        amount, seconds = settings.rate_limit_parts
+        self.item = RateLimitItemPerSecond(amount, seconds, namespace="hookline")
+        self.policy_header = f'"{POLICY}";q={amount};w={seconds}'.encode()
+        self._limiter = MovingWindowRateLimiter(_storage(settings))
+        self._last_outage_log = 0.0
+
+    async def hit(self, identity: str) -> RateLimitState:
+        """Charge one request to ``identity`` (``key:<id>`` or ``addr:<ip>``)."""
+        try:
+            allowed = await self._limiter.hit(self.item, identity)
+            reset_at, remaining = await self._limiter.get_window_stats(self.item, identity)
+        except Exception as exc:  # a storage outage must not take the API down with it
+            self._log_outage(exc)
+            return RateLimitState(True, self.item.amount, self.item.get_expiry())
+        reset = max(0, math.ceil(reset_at - time.time()))
+        return RateLimitState(allowed, max(0, remaining), reset)
+
+    def _log_outage(self, exc: Exception) -> None:
+        now = time.monotonic()
+        if now - self._last_outage_log >= _OUTAGE_LOG_INTERVAL:
+            self._last_outage_log = now
+            log.warning("rate-limit storage unavailable, not limiting: %s", type(exc).__name__)
+
+
+def _limiter_of(scope: Scope) -> RateLimiter | None:
+    app = scope.get("app")
+    return getattr(getattr(app, "state", None), "rate_limiter", None)
+
+
+async def _charge(scope: Scope, identity: str) -> RateLimitState | None:
+    limiter = _limiter_of(scope)
+    if limiter is None:
+        return None
+    state = await limiter.hit(identity)
+    scope.setdefault("state", {})[STATE_KEY] = state
+    return state
+
+
+async def enforce_rate_limit(request: Request, context: AuthContext) -> None:
+    """Charge the request to its API key; 429 past the budget. Called by ``authenticate``."""
+    state = await _charge(request.scope, f"key:{context.key_id}")
+    if state is not None and not state.allowed:
+        raise RateLimited(headers={"Retry-After": str(state.retry_after)})
+
+
+def _client_identity(scope: Scope) -> str:
+    client = scope.get("client")
+    return f"addr:{client[0] if client else 'unknown'}"
+
+
+def _is_api(scope: Scope) -> bool:
+    path: str = scope["path"]
+    return path == "/v1" or path.startswith("/v1/")
+
+
+class RateLimitMiddleware:
+    """Adds the RateLimit headers to every ``/v1`` response (outermost, so it sees them all).
+
+    A response that no API key paid for is charged to the client address; past that budget the
+    response is replaced by a 429. Only unauthenticated requests get there, and they changed
+    nothing, so swapping their answer is safe.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not _is_api(scope):
+            await self.app(scope, receive, send)
+            return
+        limiter = _limiter_of(scope)
+        if limiter is None:
+            await self.app(scope, receive, send)
+            return
+        swallow = False
+        started = False
+
+        async def send_with_limits(message: Message) -> None:
+            nonlocal swallow, started
+            if message["type"] == "http.response.start":
+                started = True
+                state = await self._state_for(scope)
+                if not state.allowed and message["status"] != 429:
+                    swallow = True
+                    await self._send_error(scope, send, RateLimited(), state, message)
+                    return
+                message["headers"] = [
+                    *message.get("headers", []),
+                    *state.headers(limiter.policy_header),
+                ]
+            elif swallow:
+                return
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_limits)
+        except Exception:
+            # Crashes are logged and answered 500 by Starlette's outer ServerErrorMiddleware;
+            # answering here first keeps the request id and RateLimit headers on that 500 too.
+            if not started:
+                state = await self._state_for(scope)
+                await self._send_error(scope, send, InternalError(), state, None)
+            raise
+
+    @staticmethod
+    async def _state_for(scope: Scope) -> RateLimitState:
+        state: RateLimitState | None = scope.get("state", {}).get(STATE_KEY)
+        if state is None:
+            state = await _charge(scope, _client_identity(scope))
+        assert state is not None  # the limiter exists: __call__ checked
+        return state
+
+    @staticmethod
+    async def _send_error(
+        scope: Scope,
+        send: Send,
+        error: RateLimited | InternalError,
+        state: RateLimitState,
+        original: Message | None,
+    ) -> None:
+        limiter = _limiter_of(scope)
+        assert limiter is not None
+        request_id = str(scope.get("state", {}).get("request_id") or "")
+        body = orjson.dumps(error_body(error.code, error.message, request_id))
+        headers: list[tuple[bytes, bytes]] = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            *state.headers(limiter.policy_header),
+        ]
+        if request_id:
+            headers.append((b"x-request-id", request_id.encode()))
+        if isinstance(error, RateLimited):
+            headers.append((b"retry-after", str(state.retry_after).encode()))
+        if original is not None and _closes(original):
+            headers.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": error.status_code, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _closes(message: Message) -> bool:
+    # The 413 path closes the connection (the rest of the body is never read); keep that.
+    return (b"connection", b"close") in message.get("headers", [])

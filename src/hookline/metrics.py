@@ -1,0 +1,129 @@
+"""Prometheus metrics at ``GET /metrics`` (unauthenticated, like ``/healthz``: keep it off the
+public internet; it shows traffic shape, never keys, ids or payloads).
+
+Request metrics are labelled by route *template* (``/v1/contacts/{contact_id}``), never the raw
+path, so their cardinality is bounded by the routes that exist. Delivery counters are module
+objects the delivery engine increments where the work happens::
+
+    from hookline import metrics
+    metrics.ATTEMPT_SECONDS.observe(duration_seconds)
+    metrics.ATTEMPTS.labels(result="success").inc()      # success | failure
+    metrics.DELIVERIES.labels(outcome="succeeded").inc() # succeeded | failed | cancelled
+
+Queue depth, oldest pending age and worker heartbeats are read from the database at scrape time,
+so they are right whichever process does the delivering.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+
+from fastapi import APIRouter, Request
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram
+from prometheus_client.exposition import generate_latest
+from sqlalchemy import select
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from hookline.delivery.manager import queue_stats
+from hookline.storage.db import Database
+from hookline.storage.models import workers
+from hookline.timeutil import utcnow
+
+_LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+REQUESTS = Counter(
+    "hookline_http_requests_total", "HTTP requests by route template and status",
+    ["method", "route", "status"],
+)  # fmt: skip
+REQUEST_SECONDS = Histogram(
+    "hookline_http_request_duration_seconds", "HTTP request latency by route template and status",
+    ["method", "route", "status"], buckets=_LATENCY_BUCKETS,
+)  # fmt: skip
+DELIVERIES = Counter(
+    "hookline_deliveries_total", "Deliveries that reached a final state, by outcome", ["outcome"]
+)
+ATTEMPTS = Counter("hookline_delivery_attempts_total", "Delivery attempts by result", ["result"])
+ATTEMPT_SECONDS = Histogram(
+    "hookline_delivery_attempt_duration_seconds", "Duration of one delivery attempt",
+    buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 30.0),
+)  # fmt: skip
+QUEUE_DEPTH = Gauge("hookline_delivery_queue_depth", "Deliveries pending (due or scheduled)")
+DUE_DEPTH = Gauge("hookline_delivery_due", "Pending deliveries whose next attempt is due now")
+UNDISPATCHED = Gauge("hookline_events_undispatched", "Committed events not yet fanned out")
+OLDEST_PENDING_AGE = Gauge(
+    "hookline_delivery_oldest_pending_age_seconds",
+    "How long the oldest due delivery has been waiting past its attempt time",
+)
+WORKER_HEARTBEAT_AGE = Gauge(
+    "hookline_worker_heartbeat_age_seconds", "Seconds since each worker's last heartbeat",
+    ["worker"],
+)  # fmt: skip
+WORKERS_LIVE = Gauge("hookline_workers_live", "Workers whose heartbeat is recent")
+
+_KNOWN_METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+
+
+def route_label(scope: Scope) -> str:
+    route = scope.get("route")
+    path = getattr(route, "path", None)
+    # Unmatched paths share one label: a scanner must not create a series per probed URL.
+    return path if isinstance(path, str) else "unmatched"
+
+
+class MetricsMiddleware:
+    """Pure ASGI and outermost: counts every response, including ones middleware refused."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500
+
+        async def send_observed(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_observed)
+        finally:
+            method = scope["method"] if scope["method"] in _KNOWN_METHODS else "OTHER"
+            labels = (method, route_label(scope), str(status))
+            REQUESTS.labels(*labels).inc()
+            REQUEST_SECONDS.labels(*labels).observe(time.perf_counter() - started)
+
+
+async def refresh_gauges(db: Database, *, now: datetime, live_within: float) -> None:
+    stats = await queue_stats(db, now=now)
+    QUEUE_DEPTH.set(stats.pending_deliveries)
+    DUE_DEPTH.set(stats.due_deliveries)
+    UNDISPATCHED.set(stats.undispatched_events)
+    OLDEST_PENDING_AGE.set(stats.oldest_due_age_seconds)
+    async with db.read() as conn:
+        rows = (await conn.execute(select(workers.c.id, workers.c.heartbeat_at))).all()
+    WORKER_HEARTBEAT_AGE.clear()  # forget workers that were reaped since the last scrape
+    live = 0
+    for worker_id, heartbeat_at in rows:
+        age = max(0.0, (now - heartbeat_at).total_seconds())
+        WORKER_HEARTBEAT_AGE.labels(worker=worker_id).set(age)
+        live += age <= live_within
+    WORKERS_LIVE.set(live)
+
+
+router = APIRouter(tags=["operations"])
+
+
+@router.get("/metrics", include_in_schema=False)
+async def metrics(request: Request) -> Response:
+    settings = request.app.state.settings
+    await refresh_gauges(
+        request.app.state.db, now=utcnow(), live_within=settings.delivery_lease_seconds
+    )
+    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)

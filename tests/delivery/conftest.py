@@ -1,0 +1,60 @@
+"""Fixtures for the delivery tests: a freshly migrated database per test, on SQLite (a file in
+tmp_path) and on a real PostgreSQL (the session's cluster, ``pg_server`` from tests/conftest.py;
+one database per test)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hookline.crypto import SecretBox
+from hookline.settings import Settings
+from hookline.storage.db import Database
+from hookline.storage.migrate import upgrade_to_head
+from tests.delivery.helpers import Env
+from tests.support.postgres import PostgresServer
+
+SECRET_KEY = "delivery-tests-secret-key"
+BACKENDS = ["sqlite", "postgresql"]
+
+
+async def _database_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'hookline.db'}"
+    server: PostgresServer = request.getfixturevalue("pg_server")
+    return await server.acreate_database()
+
+
+async def _env(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
+    base: dict[str, Any] = {
+        "database_url": await _database_url(backend, tmp_path, request),
+        "allow_private_targets": True,
+        "secret_key": SECRET_KEY,
+        "delivery_poll_seconds": 0.5,
+        # Long waits by default: a test that wants retries says so.
+        "retry_schedule": "60,60",
+    }
+    env = Env(base=base, db=Database(Settings(**base)), box=SecretBox(SECRET_KEY))
+    await upgrade_to_head(env.db)
+    try:
+        yield env
+    finally:
+        for worker in env.workers:
+            await worker.stop(grace=0)
+        await env.db.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Env]:
+    async for value in _env(request.param, tmp_path, request):
+        yield value
+
+
+@pytest.fixture
+async def pg_env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Env]:
+    """PostgreSQL only, for what only PostgreSQL has (LISTEN/NOTIFY)."""
+    async for value in _env("postgresql", tmp_path, request):
+        yield value

@@ -1,0 +1,205 @@
+"""Crash test: delivery workers SIGKILLed over and over lose nothing.
+
+2,000 contacts are created through the real API while `hookline worker` processes are killed with
+SIGKILL and replaced at random moments. Three real receivers subscribe to contact.created.
+Afterwards every event id must have reached every receiver (lost = 0), every request must verify
+with the reference `standardwebhooks` library, and the duplicate count is printed (at-least-once
+delivery allows duplicates; a lease only expires for a dead worker, so they come from kills).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import signal
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+
+import httpx
+import pytest
+from standardwebhooks import Webhook
+
+from tests.conftest import TEST_SECRET_KEY, make_database_url
+from tests.support.receiver import Receiver
+from tests.support.server import arun_cli, async_running_server, cli_env
+
+EVENTS = 2_000
+RECEIVERS = 3
+WORKERS = 2
+CRASH_ENV = {
+    "HOOKLINE_ALLOW_PRIVATE_TARGETS": "true",
+    "HOOKLINE_SECRET_KEY": TEST_SECRET_KEY,
+    "HOOKLINE_RATE_LIMIT": "1000000/second",
+    # Short leases and timeouts so a killed worker's claims come back within seconds.
+    "HOOKLINE_DELIVERY_CONNECT_TIMEOUT": "1",
+    "HOOKLINE_DELIVERY_TOTAL_TIMEOUT": "2",
+    "HOOKLINE_DELIVERY_LEASE_SECONDS": "4",
+    "HOOKLINE_DELIVERY_POLL_SECONDS": "0.2",
+    "HOOKLINE_RETRY_SCHEDULE": "0.2,0.5,1,1,1,1,1",
+    "HOOKLINE_LOG_LEVEL": "WARNING",
+}
+
+
+class WorkerPool:
+    """`hookline worker` subprocesses, killed with SIGKILL and replaced on demand."""
+
+    def __init__(self, env: dict[str, str], log_dir: Path) -> None:
+        self.env = cli_env(env)
+        self.log_dir = log_dir
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.kills = 0
+        self.started = 0
+
+    def start_one(self) -> None:
+        self.started += 1
+        log = (self.log_dir / f"worker-{self.started}.log").open("wb")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "hookline", "worker"],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.processes.append(process)
+
+    def kill_one(self) -> None:
+        alive = [p for p in self.processes if p.poll() is None]
+        if not alive:
+            return
+        victim = random.choice(alive)
+        victim.send_signal(signal.SIGKILL)
+        victim.wait()
+        self.kills += 1
+        self.processes.remove(victim)
+
+    def stop_all(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def crashed_unexpectedly(self) -> list[int | None]:
+        return [p.returncode for p in self.processes if p.poll() is not None]
+
+
+@asynccontextmanager
+async def chaos(pool: WorkerPool) -> AsyncIterator[None]:
+    """Kill a random worker every 0.3-0.8 s and start a replacement, until the block ends."""
+
+    async def loop() -> None:
+        while True:
+            await asyncio.sleep(random.uniform(0.3, 0.8))  # the chaos cadence, not a wait
+            pool.kill_one()
+            pool.start_one()
+
+    task = asyncio.create_task(loop())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with suppress(asyncio.CancelledError):
+            await task
+
+
+async def _create_contacts(client: httpx.AsyncClient, headers: dict[str, str]) -> None:
+    semaphore = asyncio.Semaphore(16)
+
+    async def create(i: int) -> None:
+        async with semaphore:
+            response = await client.post(
+                "/v1/contacts",
+                json={"first_name": f"n{i}", "phone_number": "+14155552671"},
+                headers=headers,
+            )
+            assert response.status_code == 201, response.text
+
+    await asyncio.gather(*(create(i) for i in range(EVENTS)))
+
+
+async def _all_event_ids(client: httpx.AsyncClient, headers: dict[str, str]) -> set[str]:
+    ids: set[str] = set()
+    url: str | None = "/v1/events?limit=100&type=contact.created"
+    while url:
+        response = await client.get(url, headers=headers)
+        ids |= {e["id"] for e in response.json()}
+        link = response.headers.get("link")
+        url = link.split(";")[0].strip("<>") if link else None
+    return ids
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend_name", ["sqlite", "postgres"])
+async def test_sigkilled_workers_lose_no_event(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    env = {**CRASH_ENV, "HOOKLINE_DATABASE_URL": make_database_url(backend_name, tmp_path, request)}
+    created = await arun_cli("accounts", "create", "crash", env=env)
+    assert created.returncode == 0, created.stderr
+    account = json.loads(created.stdout)
+    headers = {"Authorization": f"Bearer {account['api_key']}"}
+    pool = WorkerPool(env, tmp_path)
+    async with (
+        Receiver() as r1,
+        Receiver() as r2,
+        Receiver() as r3,
+        async_running_server({**env, "HOOKLINE_WORKER_IN_PROCESS": "false"}) as server,
+        httpx.AsyncClient(base_url=server.base_url, timeout=30) as client,
+    ):
+        receivers = [r1, r2, r3]
+        secrets = []
+        for receiver in receivers:
+            response = await client.post(
+                "/v1/webhooks",
+                json={"url": receiver.url, "events": ["contact.created"]},
+                headers=headers,
+            )
+            assert response.status_code == 201, response.text
+            secrets.append(response.json()["secret"])
+        for _ in range(WORKERS):
+            pool.start_one()
+        try:
+            async with chaos(pool):
+                await _create_contacts(client, headers)
+                expected = await _all_event_ids(client, headers)
+                assert len(expected) == EVENTS
+
+                def complete(receiver: Receiver) -> bool:
+                    return expected <= {r.headers["webhook-id"] for r in receiver.requests}
+
+                # Keep killing until half the work has arrived, then let the survivors finish.
+                await r1.wait_until(
+                    lambda requests: len(requests) >= EVENTS // 2, timeout=120, description="half"
+                )
+            for receiver in receivers:
+                await receiver.wait_until(
+                    lambda _requests, receiver=receiver: complete(receiver),  # type: ignore[misc]
+                    timeout=180,
+                    description="every event",
+                )
+        finally:
+            pool.stop_all()
+        duplicates = 0
+        for receiver, secret in zip(receivers, secrets, strict=True):
+            counts = Counter(r.headers["webhook-id"] for r in receiver.requests)
+            lost = expected - set(counts)
+            assert lost == set(), f"lost {len(lost)} events"
+            duplicates += sum(n - 1 for n in counts.values())
+            verifier = Webhook(secret)
+            for recorded in receiver.requests:
+                payload = verifier.verify(recorded.body, recorded.headers)
+                assert payload["type"] == "contact.created"
+    print(
+        f"\n[{backend_name}] crash test: {EVENTS} events x {RECEIVERS} endpoints, "
+        f"{pool.kills} SIGKILLs, lost=0, duplicates={duplicates}"
+    )
+    assert pool.kills >= 3, "the workers were not killed often enough to prove anything"

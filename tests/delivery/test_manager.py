@@ -1,0 +1,437 @@
+"""The delivery SQL (manager.py) against real migrated databases, SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import delete, func, select
+
+from hookline.delivery import manager
+from hookline.delivery.manager import AttemptRecord, ClaimRequest
+from hookline.delivery.retry import Decision
+from hookline.delivery.sender import AttemptResult
+from hookline.storage.models import deliveries, events, webhooks, workers
+from hookline.timeutil import utcnow
+from tests.delivery.helpers import Env, ago
+
+URL = "http://127.0.0.1:9/hook"
+DAY = timedelta(days=1)
+
+
+def request(
+    worker: str = "w1",
+    limit: int = 100,
+    per_endpoint: int = 100,
+    busy: dict[str, int] | None = None,
+) -> ClaimRequest:
+    return ClaimRequest(
+        worker_id=worker,
+        now=utcnow(),
+        lease_seconds=30,
+        limit=limit,
+        per_endpoint=per_endpoint,
+        busy=busy or {},
+    )
+
+
+def record(claim: manager.Claim, status: int | None, decision: Decision) -> AttemptRecord:
+    next_at = utcnow() + timedelta(seconds=decision.delay) if decision.delay is not None else None
+    return AttemptRecord(
+        delivery_id=claim.delivery_id,
+        webhook_id=claim.webhook_id,
+        result=AttemptResult(
+            started_at=utcnow(), duration_ms=12, status_code=status, response_body="ok"
+        ),
+        decision=decision,
+        next_attempt_at=next_at,
+    )
+
+
+async def test_dispatch_fans_out_to_active_subscribed_webhooks_only(env: Env) -> None:
+    account, other = await env.account(), await env.account()
+    a, _ = await env.webhook(account, URL, ["contact.created", "contact.updated"])
+    b, _ = await env.webhook(account, URL, ["contact.created"])
+    await env.webhook(account, URL, ["call.started"])  # not subscribed
+    await env.webhook(account, URL, ["contact.created"], is_active=False)
+    await env.webhook(other, URL, ["contact.created"])  # another account
+    event = await env.event(account)
+
+    result = await manager.dispatch_events(env.db, now=utcnow())
+
+    assert (result.events, result.deliveries) == (1, 2)
+    rows = await env.deliveries(event_id=event)
+    assert sorted(r.webhook_id for r in rows) == sorted([a, b])
+    assert {(r.status, r.attempts, r.event_type) for r in rows} == {
+        ("pending", 0, "contact.created")
+    }
+    again = await manager.dispatch_events(env.db, now=utcnow())
+    assert (again.events, again.deliveries) == (0, 0)
+
+
+async def test_test_event_goes_to_its_target_alone(env: Env) -> None:
+    account = await env.account()
+    target, _ = await env.webhook(account, URL, ["call.started"])
+    await env.webhook(account, URL, ["contact.created", "call.started"])
+    async with env.db.begin() as conn:
+        event = await manager.insert_test_event(conn, account, target, now=utcnow())
+    await manager.dispatch_events(env.db, now=utcnow())
+    rows = await env.deliveries(event_id=event)
+    assert [(r.webhook_id, r.event_type) for r in rows] == [(target, "webhook.test")]
+
+
+async def test_dispatch_works_through_a_backlog_in_batches(env: Env) -> None:
+    account = await env.account()
+    await env.webhook(account, URL)
+    for _ in range(7):
+        await env.event(account)
+    first = await manager.dispatch_events(env.db, now=utcnow(), batch_size=5)
+    second = await manager.dispatch_events(env.db, now=utcnow(), batch_size=5)
+    assert (first.events, second.events) == (5, 2)
+    assert len(await env.deliveries()) == 7
+
+
+async def test_claims_follow_event_order_and_carry_the_payload(env: Env) -> None:
+    account = await env.account()
+    hook, _ = await env.webhook(account, URL)
+    event_ids = [await env.event(account, data={"n": n}) for n in range(5)]
+    await manager.dispatch_events(env.db, now=utcnow())
+
+    claims = await manager.claim_due(env.db, request())
+
+    assert [c.event_id for c in claims] == event_ids
+    assert [c.data for c in claims] == [{"n": n} for n in range(5)]
+    assert {(c.webhook_id, c.url, c.attempts) for c in claims} == {(hook, URL, 0)}
+    rows = await env.deliveries()
+    assert {r.leased_by for r in rows} == {"w1"}
+    # Leased rows are not claimed twice.
+    assert await manager.claim_due(env.db, request("w2")) == []
+
+
+async def test_claim_respects_global_and_per_endpoint_limits(env: Env) -> None:
+    account = await env.account()
+    slow, _ = await env.webhook(account, URL)
+    fast, _ = await env.webhook(account, URL)
+    for _ in range(20):
+        await env.event(account)  # each goes to both webhooks
+    await manager.dispatch_events(env.db, now=utcnow())
+
+    claims = await manager.claim_due(env.db, request(limit=5, per_endpoint=2))
+    assert len(claims) == 4
+    assert sorted(c.webhook_id for c in claims) == sorted([slow, slow, fast, fast])
+
+    # The slow endpoint has both slots busy, the fast one one: only one more (for fast).
+    more = await manager.claim_due(
+        env.db, request(limit=10, per_endpoint=2, busy={slow: 2, fast: 1})
+    )
+    assert [c.webhook_id for c in more] == [fast]
+
+
+async def test_a_saturated_endpoint_does_not_starve_others(env: Env) -> None:
+    account = await env.account()
+    hog, _ = await env.webhook(account, URL)
+    for _ in range(300):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=ago(1))
+    other, _ = await env.webhook(account, URL)
+    last = await env.event(account)  # the only one for `other`, behind 300 of the hog's
+    await manager.dispatch_events(env.db, now=utcnow())
+
+    claims = await manager.claim_due(env.db, request(limit=4, per_endpoint=8, busy={hog: 8}))
+    assert [(c.webhook_id, c.event_id) for c in claims] == [(other, last)]
+
+
+async def test_inactive_and_deleted_webhooks_deliveries_are_never_claimed(env: Env) -> None:
+    account = await env.account()
+    paused, _ = await env.webhook(account, URL)
+    deleted, _ = await env.webhook(account, URL)
+    await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    async with env.db.begin() as conn:
+        await conn.execute(webhooks.update().where(webhooks.c.id == paused).values(is_active=False))
+        await conn.execute(delete(webhooks).where(webhooks.c.id == deleted))
+    assert await manager.claim_due(env.db, request()) == []
+    assert [r.webhook_id for r in await env.deliveries()] == [paused]  # deleted cascaded
+
+
+async def test_future_and_finished_deliveries_are_not_claimed(env: Env) -> None:
+    account = await env.account()
+    await env.webhook(account, URL)
+    for _ in range(2):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    first, second = await env.deliveries()
+    await env.set_delivery(first.id, next_attempt_at=utcnow() + timedelta(minutes=5))
+    await env.set_delivery(second.id, status="succeeded")
+    assert await manager.claim_due(env.db, request()) == []
+    due = await manager.next_due_at(env.db, utcnow())
+    assert due is not None and due > utcnow()
+
+
+async def test_expired_leases_are_claimable_again(env: Env) -> None:
+    account = await env.account()
+    await env.webhook(account, URL)
+    await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    [claim] = await manager.claim_due(env.db, request("dead"))
+    await env.set_delivery(claim.delivery_id, leased_until=ago(1))
+    [again] = await manager.claim_due(env.db, request("alive"))
+    assert again.delivery_id == claim.delivery_id
+    [row] = await env.deliveries()
+    assert row.leased_by == "alive"
+
+
+async def test_record_outcomes_success_retry_and_failure(env: Env) -> None:
+    account = await env.account()
+    hook, _ = await env.webhook(account, URL)
+    for _ in range(3):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    ok, retry, dead = await manager.claim_due(env.db, request())
+
+    summary = await manager.record_outcomes(
+        env.db,
+        "w1",
+        [
+            record(ok, 204, Decision("succeeded")),
+            record(retry, 500, Decision("pending", delay=60)),
+            record(dead, None, Decision("failed")),
+        ],
+        now=utcnow(),
+        disable_after=DAY,
+    )
+
+    assert summary.recorded == 3 and summary.disabled_webhooks == ()
+    rows = {r.id: r for r in await env.deliveries()}
+    assert (rows[ok.delivery_id].status, rows[ok.delivery_id].attempts) == ("succeeded", 1)
+    assert rows[ok.delivery_id].next_attempt_at is None
+    assert rows[retry.delivery_id].status == "pending"
+    assert rows[retry.delivery_id].next_attempt_at > utcnow() + timedelta(seconds=50)
+    assert rows[retry.delivery_id].last_status_code == 500
+    assert rows[dead.delivery_id].status == "failed"
+    assert all(r.leased_by is None and r.leased_until is None for r in rows.values())
+    [attempt] = await env.attempts(ok.delivery_id)
+    assert (attempt.status_code, attempt.succeeded, attempt.duration_ms) == (204, True, 12)
+    # The last outcome in time order was a failure: the webhook is failing since then.
+    webhook = await env.webhook_row(hook)
+    assert webhook.failing_since is not None and webhook.is_active
+
+
+async def test_outcome_of_a_lost_lease_is_stored_but_changes_nothing(env: Env) -> None:
+    account = await env.account()
+    await env.webhook(account, URL)
+    await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    [claim] = await manager.claim_due(env.db, request("slow"))
+    await env.set_delivery(claim.delivery_id, leased_by="other")
+
+    await manager.record_outcomes(
+        env.db,
+        "slow",
+        [record(claim, 204, Decision("succeeded"))],
+        now=utcnow(),
+        disable_after=DAY,
+    )
+    [row] = await env.deliveries()
+    assert (row.status, row.attempts, row.leased_by) == ("pending", 0, "other")
+    assert len(await env.attempts(claim.delivery_id)) == 1
+
+
+async def test_outcome_of_a_deleted_delivery_is_dropped(env: Env) -> None:
+    account = await env.account()
+    hook, _ = await env.webhook(account, URL)
+    await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    [claim] = await manager.claim_due(env.db, request())
+    async with env.db.begin() as conn:
+        await conn.execute(delete(webhooks).where(webhooks.c.id == hook))
+    summary = await manager.record_outcomes(
+        env.db,
+        "w1",
+        [record(claim, 204, Decision("succeeded"))],
+        now=utcnow(),
+        disable_after=DAY,
+    )
+    assert summary.recorded == 0
+
+
+async def test_410_disables_the_webhook_and_cancels_its_pending_deliveries(env: Env) -> None:
+    account = await env.account()
+    hook, _ = await env.webhook(account, URL)
+    for _ in range(3):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    first, *_ = await manager.claim_due(env.db, request(limit=1))
+
+    summary = await manager.record_outcomes(
+        env.db,
+        "w1",
+        [record(first, 410, Decision("failed", disable_webhook=True))],
+        now=utcnow(),
+        disable_after=DAY,
+    )
+
+    assert summary.disabled_webhooks == (hook,)
+    webhook = await env.webhook_row(hook)
+    assert not webhook.is_active and "410" in webhook.disabled_reason
+    assert sorted(r.status for r in await env.deliveries()) == ["cancelled", "cancelled", "failed"]
+
+
+async def test_long_failure_disables_and_success_resets(env: Env) -> None:
+    account = await env.account()
+    failing, _ = await env.webhook(account, URL, failing_since=ago(3 * 3600))
+    healed, _ = await env.webhook(account, URL, failing_since=ago(3 * 3600))
+    await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    claims = {c.webhook_id: c for c in await manager.claim_due(env.db, request())}
+
+    summary = await manager.record_outcomes(
+        env.db,
+        "w1",
+        [
+            record(claims[failing], 500, Decision("pending", delay=60)),
+            record(claims[healed], 200, Decision("succeeded")),
+        ],
+        now=utcnow(),
+        disable_after=timedelta(hours=2),
+    )
+
+    assert summary.disabled_webhooks == (failing,)
+    row = await env.webhook_row(failing)
+    assert not row.is_active and "failed for 2 hours" in row.disabled_reason
+    assert "HTTP 500" in row.disabled_reason
+    healthy = await env.webhook_row(healed)
+    assert healthy.is_active and healthy.failing_since is None
+
+
+async def test_heartbeat_extends_only_this_workers_leases(env: Env) -> None:
+    account = await env.account()
+    await env.webhook(account, URL)
+    for _ in range(2):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    await manager.register_worker(env.db, "w1", hostname="h", pid=1, now=ago(60))
+    mine, theirs = await manager.claim_due(env.db, request(limit=2))
+    await env.set_delivery(theirs.delivery_id, leased_by="w2")
+
+    extended = await manager.heartbeat(
+        env.db, "w1", [mine.delivery_id, theirs.delivery_id], now=utcnow(), lease_seconds=600
+    )
+
+    assert extended == 1
+    rows = {r.id: r for r in await env.deliveries()}
+    assert rows[mine.delivery_id].leased_until > utcnow() + timedelta(seconds=500)
+    assert rows[theirs.delivery_id].leased_until < utcnow() + timedelta(seconds=60)
+    async with env.db.read() as conn:
+        beat = await conn.scalar(select(workers.c.heartbeat_at).where(workers.c.id == "w1"))
+    assert beat is not None and beat > ago(5)
+
+
+async def test_release_returns_claims_at_once(env: Env) -> None:
+    account = await env.account()
+    await env.webhook(account, URL)
+    await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    [claim] = await manager.claim_due(env.db, request("w1"))
+    assert await manager.release_claims(env.db, "w1", [claim.delivery_id]) == 1
+    [again] = await manager.claim_due(env.db, request("w2"))
+    assert again.delivery_id == claim.delivery_id
+
+
+async def test_list_get_and_retry_for_the_api(env: Env) -> None:
+    account, stranger = await env.account(), await env.account()
+    hook, _ = await env.webhook(account, URL)
+    for _ in range(3):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    claims = await manager.claim_due(env.db, request())
+    await manager.record_outcomes(
+        env.db,
+        "w1",
+        [record(c, 500, Decision("failed")) for c in claims],
+        now=utcnow(),
+        disable_after=DAY,
+    )
+
+    async with env.db.read() as conn:
+        page, cursor = await manager.list_deliveries(conn, account, hook, limit=2)
+        rest, end = await manager.list_deliveries(conn, account, hook, limit=2, cursor=cursor)
+        hidden, _ = await manager.list_deliveries(conn, stranger, hook)
+        detail = await manager.get_delivery(conn, account, hook, claims[0].delivery_id)
+        foreign = await manager.get_delivery(conn, stranger, hook, claims[0].delivery_id)
+
+    newest_first = [c.delivery_id for c in reversed(claims)]
+    assert [d["id"] for d in page + rest] == newest_first and end is None
+    assert hidden == [] and foreign is None
+    assert set(page[0]) >= {
+        "id",
+        "event_id",
+        "event_type",
+        "status",
+        "attempts",
+        "last_status_code",
+        "next_attempt_at",
+        "created_at",
+    }
+    assert page[0]["status"] == "failed" and page[0]["last_status_code"] == 500
+    assert page[0]["created_at"].endswith("Z")
+    assert detail is not None
+    [attempt] = detail["attempt_log"]
+    assert attempt["status_code"] == 500 and attempt["response_body"] == "ok"
+    assert attempt["attempted_at"].endswith("Z")
+
+    async with env.db.begin() as conn:
+        retried = await manager.retry_delivery(
+            conn, account, hook, claims[0].delivery_id, now=utcnow()
+        )
+        missing = await manager.retry_delivery(
+            conn, stranger, hook, claims[0].delivery_id, now=utcnow()
+        )
+    assert retried is not None and retried["status"] == "pending" and missing is None
+    [again] = await manager.claim_due(env.db, request())
+    assert (again.delivery_id, again.attempts) == (claims[0].delivery_id, 1)
+
+
+async def test_cancel_pending_on_deactivation(env: Env) -> None:
+    account = await env.account()
+    hook, _ = await env.webhook(account, URL)
+    for _ in range(2):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    first, _ = await env.deliveries()
+    await env.set_delivery(first.id, status="succeeded")
+    async with env.db.begin() as conn:
+        assert await manager.cancel_pending_deliveries(conn, hook, now=utcnow()) == 1
+    assert sorted(r.status for r in await env.deliveries()) == ["cancelled", "succeeded"]
+
+
+async def test_prune_removes_old_dispatched_events_with_their_deliveries(env: Env) -> None:
+    account = await env.account()
+    await env.webhook(account, URL)
+    old = [await env.event(account, created_at=utcnow() - timedelta(days=31)) for _ in range(3)]
+    stale_undispatched = await env.event(account, created_at=utcnow() - timedelta(days=40))
+    await manager.dispatch_events(env.db, now=utcnow(), batch_size=3)  # only the 3 oldest ids
+    fresh = await env.event(account, dispatched=True)
+
+    removed = [
+        await manager.prune_batch(env.db, now=utcnow(), retention_days=30, batch=2)
+        for _ in range(3)
+    ]
+
+    assert removed == [2, 1, 0]
+    async with env.db.read() as conn:
+        left = set((await conn.execute(select(events.c.id))).scalars())
+        count = await conn.scalar(select(func.count()).select_from(deliveries))
+    assert left == {stale_undispatched, fresh} and not left & set(old)
+    assert count == 0
+
+
+async def test_queue_stats(env: Env) -> None:
+    account = await env.account()
+    await env.webhook(account, URL)
+    for _ in range(3):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=ago(10), batch_size=2)
+    stats = await manager.queue_stats(env.db, now=utcnow())
+    assert stats.undispatched_events == 1
+    assert (stats.pending_deliveries, stats.due_deliveries) == (2, 2)
+    assert 9 < stats.oldest_due_age_seconds < 60

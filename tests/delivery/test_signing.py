@@ -1,0 +1,109 @@
+"""Standard Webhooks signing, checked against the reference ``standardwebhooks`` verifier."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from standardwebhooks import Webhook, WebhookVerificationError
+
+from hookline import __version__
+from hookline.delivery.signing import (
+    build_headers,
+    event_body,
+    live_secrets,
+    secret_key_bytes,
+    sign,
+)
+from tests.delivery.helpers import CONTACT, new_secret
+
+# From the Standard Webhooks specification's examples.
+SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+SPEC_ID = "msg_p5jXN8AQM9LWM0D4loKWxJek"
+SPEC_TS = 1614265330
+SPEC_BODY = b'{"test": 2432232314}'
+SPEC_SIGNATURE = "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
+
+
+def test_sign_matches_the_specification_example() -> None:
+    assert sign(SPEC_SECRET, SPEC_ID, SPEC_TS, SPEC_BODY) == SPEC_SIGNATURE
+
+
+def test_secret_prefix_and_padding_are_optional() -> None:
+    raw = secret_key_bytes(SPEC_SECRET)
+    assert secret_key_bytes(SPEC_SECRET.removeprefix("whsec_")) == raw
+    with pytest.raises(ValueError):
+        secret_key_bytes("whsec_")
+
+
+@given(
+    msg_id=st.text(st.characters(codec="ascii", categories=("L", "N", "P")), min_size=1),
+    body=st.dictionaries(st.text(), st.one_of(st.none(), st.integers(), st.text()), max_size=5),
+)
+def test_any_signed_body_verifies(msg_id: str, body: dict[str, object]) -> None:
+    secret = new_secret()
+    data = json.dumps(body).encode()
+    headers = build_headers(msg_id.strip() or "x", int(time.time()), data, [secret])
+    assert Webhook(secret).verify(data, headers) == body
+
+
+def test_headers_carry_id_timestamp_type_and_user_agent() -> None:
+    secret = new_secret()
+    headers = build_headers("evt_1", 1700000000, b"{}", [secret])
+    assert headers["webhook-id"] == "evt_1"
+    assert headers["webhook-timestamp"] == "1700000000"
+    assert headers["content-type"] == "application/json"
+    assert headers["user-agent"] == f"hookline/{__version__}"
+    assert headers["webhook-signature"].startswith("v1,")
+
+
+def test_rotation_signs_with_both_secrets_and_each_verifies() -> None:
+    old, new = new_secret(), new_secret()
+    body = b'{"id":"evt_1"}'
+    headers = build_headers("evt_1", int(time.time()), body, [new, old])
+    assert len(headers["webhook-signature"].split(" ")) == 2
+    Webhook(new).verify(body, headers)
+    Webhook(old).verify(body, headers)
+    with pytest.raises(WebhookVerificationError):
+        Webhook(new_secret()).verify(body, headers)
+
+
+def test_tampered_body_fails_verification() -> None:
+    secret = new_secret()
+    headers = build_headers("evt_1", int(time.time()), b'{"a":1}', [secret])
+    with pytest.raises(WebhookVerificationError):
+        Webhook(secret).verify(b'{"a":2}', headers)
+
+
+def test_previous_secret_is_live_only_until_it_expires() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    assert live_secrets("a", "b", now + timedelta(seconds=1), now) == ["a", "b"]
+    assert live_secrets("a", "b", now, now) == ["a"]
+    assert live_secrets("a", "b", None, now) == ["a"]
+    assert live_secrets("a", None, now + timedelta(hours=1), now) == ["a"]
+
+
+def test_body_has_the_envelope_and_the_object() -> None:
+    created = datetime(2026, 11, 22, 15, 4, 5, 123000, tzinfo=UTC)
+    body = json.loads(event_body("evt_1", "contact.created", created, CONTACT, None))
+    assert body == {
+        "id": "evt_1",
+        "type": "contact.created",
+        "timestamp": "2026-11-22T15:04:05.123Z",
+        "data": CONTACT,
+    }
+
+
+def test_contact_updated_body_has_previous_attributes() -> None:
+    created = datetime(2026, 11, 22, tzinfo=UTC)
+    body = json.loads(
+        event_body("evt_1", "contact.updated", created, CONTACT, {"first_name": "Ad"})
+    )
+    assert body["previous_attributes"] == {"first_name": "Ad"}
+    # Other kinds never carry the field, whatever is stored.
+    other = json.loads(event_body("evt_2", "contact.deleted", created, CONTACT, {"x": 1}))
+    assert "previous_attributes" not in other

@@ -1,0 +1,390 @@
+"""The worker end to end: real databases, real aiohttp receivers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import delete
+from standardwebhooks import Webhook
+
+from hookline import __version__
+from hookline.delivery import manager
+from hookline.delivery.wakeup import Wakeup, make_wakeup
+from hookline.delivery.worker import Worker
+from hookline.storage.models import webhooks
+from hookline.timeutil import utcnow
+from tests.delivery.helpers import CONTACT, Env, eventually, new_secret
+from tests.support.receiver import Receiver, Reply
+
+FAST_RETRIES = {"retry_schedule": "0.05,0.05"}
+
+
+async def test_delivers_a_signed_event_that_standardwebhooks_accepts(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        hook, secret = await env.webhook(account, receiver.url)
+        await env.worker()
+        event = await env.event(account)
+        [request] = await receiver.wait_for(1)
+        row = await env.delivery_where(lambda r: r.status == "succeeded")
+
+    payload = Webhook(secret).verify(request.body, request.headers)
+    assert payload["id"] == event and payload["type"] == "contact.created"
+    assert payload["data"] == CONTACT and payload["timestamp"].endswith("Z")
+    assert request.method == "POST" and request.path == "/hook"
+    assert request.headers["webhook-id"] == event
+    assert request.headers["content-type"] == "application/json"
+    assert request.headers["user-agent"] == f"hookline/{__version__}"
+    assert abs(int(request.headers["webhook-timestamp"]) - time.time()) < 60
+    assert (row.webhook_id, row.attempts, row.last_status_code) == (hook, 1, 204)
+    [attempt] = await env.attempts(row.id)
+    assert attempt.succeeded and attempt.status_code == 204
+
+
+async def test_contact_updated_carries_previous_attributes(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        await env.webhook(account, receiver.url, ["contact.updated"])
+        await env.worker()
+        await env.event(account, "contact.updated", previous_attributes={"first_name": "A"})
+        [request] = await receiver.wait_for(1)
+    assert request.json()["previous_attributes"] == {"first_name": "A"}
+
+
+async def test_retries_after_a_500_then_succeeds(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.script([500])
+        await env.webhook(account, receiver.url)
+        await env.worker(**FAST_RETRIES)
+        await env.event(account)
+        first, second = await receiver.wait_for(2)
+        row = await env.delivery_where(lambda r: r.status == "succeeded")
+
+    assert first.headers["webhook-id"] == second.headers["webhook-id"]
+    assert first.body == second.body
+    assert row.attempts == 2
+    attempts = await env.attempts(row.id)
+    assert [(a.status_code, a.succeeded) for a in attempts] == [(500, False), (204, True)]
+
+
+async def test_gives_up_after_the_last_attempt(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.respond(503, body="down")
+        await env.webhook(account, receiver.url)
+        await env.worker(**FAST_RETRIES)
+        await env.event(account)
+        row = await env.delivery_where(lambda r: r.status == "failed")
+        assert len(receiver.requests) == 3
+    assert (row.attempts, row.last_status_code, row.next_attempt_at) == (3, 503, None)
+    assert [a.response_body for a in await env.attempts(row.id)] == ["down"] * 3
+
+
+async def test_410_disables_the_webhook(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.respond(410)
+        hook, _ = await env.webhook(account, receiver.url)
+        await env.worker(**FAST_RETRIES)
+        await env.event(account)
+        row = await env.delivery_where(lambda r: r.status == "failed")
+        webhook = await env.webhook_row(hook)
+        assert len(receiver.requests) == 1
+    assert row.attempts == 1 and row.last_status_code == 410
+    assert not webhook.is_active and "410" in webhook.disabled_reason
+
+
+async def test_redirects_are_failures_and_not_followed(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver, Receiver() as elsewhere:
+        receiver.redirect(elsewhere.url)
+        await env.webhook(account, receiver.url)
+        await env.worker()
+        await env.event(account)
+        row = await env.delivery_where(lambda r: r.attempts == 1)
+        assert elsewhere.requests == []
+    assert row.status == "pending" and row.last_status_code == 302
+    assert row.next_attempt_at > utcnow() + timedelta(seconds=30)  # the 60 s schedule
+
+
+async def test_429_retry_after_pushes_the_retry_back(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.respond(429, headers={"Retry-After": "600"})
+        await env.webhook(account, receiver.url)
+        await env.worker(**FAST_RETRIES)
+        await env.event(account)
+        row = await env.delivery_where(lambda r: r.attempts == 1)
+    assert row.status == "pending"
+    assert row.next_attempt_at > utcnow() + timedelta(seconds=590)
+
+
+async def test_a_slow_endpoint_times_out(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.hang(30)
+        await env.webhook(account, receiver.url)
+        await env.worker(delivery_total_timeout=0.5)
+        await env.event(account)
+        row = await env.delivery_where(lambda r: r.attempts == 1)
+    [attempt] = await env.attempts(row.id)
+    assert row.status == "pending" and row.last_status_code is None
+    assert attempt.error.startswith("timeout") and not attempt.succeeded
+    assert 400 <= attempt.duration_ms < 5000
+
+
+async def test_connection_refused_is_a_retryable_failure(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        url = receiver.url
+    # The receiver is closed: nothing listens on its port any more.
+    await env.webhook(account, url)
+    await env.worker()
+    await env.event(account)
+    row = await env.delivery_where(lambda r: r.attempts == 1)
+    assert row.status == "pending" and row.last_error.startswith("connection failed")
+
+
+async def test_inactive_webhooks_get_nothing(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as active, Receiver() as inactive:
+        await env.webhook(account, inactive.url, is_active=False)
+        hook, _ = await env.webhook(account, active.url)
+        await env.worker()
+        await env.event(account)
+        await active.wait_for(1)
+        assert inactive.requests == []
+    assert [r.webhook_id for r in await env.deliveries()] == [hook]
+
+
+async def test_test_event_reaches_an_unsubscribed_target(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        hook, secret = await env.webhook(account, receiver.url, ["call.completed"])
+        await env.worker()
+        async with env.db.begin() as conn:
+            event = await manager.insert_test_event(conn, account, hook, now=utcnow())
+        [request] = await receiver.wait_for(1)
+    payload = Webhook(secret).verify(request.body, request.headers)
+    assert payload["id"] == event and payload["type"] == "webhook.test"
+    assert payload["data"]["webhook_id"] == hook
+
+
+async def test_no_attempt_after_the_webhook_is_deleted(env: Env) -> None:
+    """A delivery waiting for its retry when the webhook is deleted is never attempted again."""
+    account = await env.account()
+    async with Receiver() as doomed, Receiver() as sentinel:
+        doomed.respond(500)
+        hook, _ = await env.webhook(account, doomed.url, ["contact.created"])
+        await env.webhook(account, sentinel.url, ["contact.deleted"])
+        await env.worker(retry_schedule="0.3")
+        await env.event(account)
+        row = await env.delivery_where(lambda r: r.attempts == 1)
+        async with env.db.begin() as conn:
+            await conn.execute(delete(webhooks).where(webhooks.c.id == hook))
+        # Once the retry would be due, a later event to another webhook is delivered: the
+        # worker claimed after that moment, and claims go by due time.
+        await eventually(_after(row.next_attempt_at), what="the retry's due time")
+        await env.event(account, "contact.deleted")
+        await sentinel.wait_for(1)
+        assert len(doomed.requests) == 1
+    assert await env.deliveries(webhook_id=hook) == []
+
+
+def _after(moment: object):  # type: ignore[no-untyped-def]
+    async def check() -> bool:
+        return utcnow() > moment  # type: ignore[operator]
+
+    return check
+
+
+async def test_rotation_sends_two_signatures_that_both_verify(env: Env) -> None:
+    account = await env.account()
+    old = new_secret()
+    async with Receiver() as receiver:
+        _, new = await env.webhook(
+            account,
+            receiver.url,
+            previous_secret=old,
+            previous_expires_at=utcnow() + timedelta(hours=24),
+        )
+        await env.worker()
+        await env.event(account)
+        [request] = await receiver.wait_for(1)
+    assert len(request.headers["webhook-signature"].split(" ")) == 2
+    Webhook(new).verify(request.body, request.headers)
+    Webhook(old).verify(request.body, request.headers)
+
+
+async def test_an_expired_previous_secret_no_longer_signs(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        await env.webhook(
+            account,
+            receiver.url,
+            previous_secret=new_secret(),
+            previous_expires_at=utcnow() - timedelta(seconds=1),
+        )
+        await env.worker()
+        await env.event(account)
+        [request] = await receiver.wait_for(1)
+    assert len(request.headers["webhook-signature"].split(" ")) == 1
+
+
+async def test_a_hanging_endpoint_does_not_delay_a_healthy_one(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as hanging, Receiver() as healthy:
+        hanging.hang(60)
+        await env.webhook(account, hanging.url)
+        await env.webhook(account, healthy.url)
+        await env.worker(delivery_per_endpoint_concurrency=2, delivery_concurrency=8)
+        started = time.monotonic()
+        for _ in range(20):
+            await env.event(account)
+        requests = await healthy.wait_for(20, timeout=10)
+        # All delivered while the hanging endpoint still holds its two slots.
+        assert time.monotonic() - started < 5
+        assert len(hanging.requests) == 2
+        assert all(r.reply.delay == 60 for r in hanging.requests)
+        assert max(r.received_at for r in requests) - started < 5
+
+
+async def test_first_attempts_follow_event_order(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        await env.webhook(account, receiver.url)
+        event_ids = [await env.event(account) for _ in range(10)]
+        await env.worker(delivery_per_endpoint_concurrency=1)
+        requests = await receiver.wait_for(10)
+    assert [r.headers["webhook-id"] for r in requests] == event_ids
+
+
+async def test_a_crashed_workers_claim_is_resent_after_its_lease_expires(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.script([Reply(delay=60)])  # the first request hangs; the worker "dies" in it
+        await env.webhook(account, receiver.url)
+        lease = {"delivery_lease_seconds": 1.0, "delivery_total_timeout": 0.5}
+        crashed = await env.worker(**lease)
+        event = await env.event(account)
+        await receiver.wait_for(1)
+        await crashed.kill()
+        [row] = await env.deliveries()
+        assert row.leased_by == crashed.id and row.status == "pending"
+
+        survivor = await env.worker(**lease)
+        first, second = await receiver.wait_for(2)
+        done = await env.delivery_where(lambda r: r.status == "succeeded")
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] == event
+    assert second.received_at - first.received_at >= 0.9  # not before the lease expired
+    assert done.attempts == 1 and survivor.id != crashed.id
+
+
+async def test_graceful_stop_releases_unfinished_claims(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.script([Reply(delay=60)])
+        await env.webhook(account, receiver.url)
+        first = await env.worker(delivery_lease_seconds=300)
+        await env.event(account)
+        await receiver.wait_for(1)
+        await first.stop(grace=0)
+        [row] = await env.deliveries()
+        assert row.leased_by is None and row.attempts == 0
+        await env.worker(delivery_lease_seconds=300)
+        await receiver.wait_for(2, timeout=5)  # at once, not after the 300 s lease
+        await env.delivery_where(lambda r: r.status == "succeeded")
+
+
+async def test_graceful_stop_records_sends_that_finish_in_time(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.script([Reply(delay=0.3)])
+        await env.webhook(account, receiver.url)
+        worker = await env.worker()
+        await env.event(account)
+        await receiver.wait_for(1)
+        await worker.stop(grace=5)
+        [row] = await env.deliveries()
+    assert (row.status, row.attempts, row.leased_by) == ("succeeded", 1, None)
+
+
+async def test_wakeup_starts_delivery_without_waiting_for_the_poll(env: Env) -> None:
+    account = await env.account()
+    wakeup = Wakeup()
+    async with Receiver() as receiver:
+        await env.webhook(account, receiver.url)
+        worker = Worker(
+            env.settings(delivery_poll_seconds=30), env.db, wakeup=wakeup, secret_box=env.box
+        )
+        env.workers.append(worker)
+        await worker.start()
+        await eventually(_idle(worker), what="the worker to go idle")
+        started = time.monotonic()
+        await env.event(account)
+        wakeup.events_committed()
+        await receiver.wait_for(1, timeout=5)
+    assert time.monotonic() - started < 2
+
+
+def _idle(worker: Worker):  # type: ignore[no-untyped-def]
+    async def check() -> bool:
+        return worker.in_flight == 0
+
+    return check
+
+
+@pytest.mark.parametrize("status", [400, 404, 500])
+async def test_other_errors_are_retried(env: Env, status: int) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.script([status])
+        await env.webhook(account, receiver.url)
+        await env.worker(**FAST_RETRIES)
+        await env.event(account)
+        await receiver.wait_for(2)
+        await env.delivery_where(lambda r: r.status == "succeeded")
+
+
+async def test_manual_retry_sends_a_failed_delivery_again(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.script([500])
+        hook, _ = await env.webhook(account, receiver.url)
+        worker = await env.worker(retry_schedule="0")  # two attempts at most
+        receiver.script([500, 500])
+        await env.event(account)
+        row = await env.delivery_where(lambda r: r.status == "failed")
+        async with env.db.begin() as conn:
+            await manager.retry_delivery(conn, account, hook, row.id, now=utcnow())
+        worker.wakeup.events_committed()
+        await receiver.wait_for(3)
+        done = await env.delivery_where(lambda r: r.status == "succeeded")
+    assert done.attempts == 3
+
+
+async def test_postgres_notify_wakes_a_worker_in_another_process(pg_env: Env) -> None:
+    env = pg_env
+    account = await env.account()
+    api_side = make_wakeup(env.settings(), env.db)  # what another (API) process holds
+    async with Receiver() as receiver:
+        await env.webhook(account, receiver.url)
+        worker = await env.worker(delivery_poll_seconds=30)
+        await eventually(_listening(worker), what="the worker to LISTEN")
+        await eventually(_idle(worker), what="the worker to go idle")
+        started = time.monotonic()
+        await env.event(account)
+        api_side.events_committed()
+        await receiver.wait_for(1, timeout=5)
+    await api_side.close()
+    assert time.monotonic() - started < 2
+
+
+def _listening(worker: Worker):  # type: ignore[no-untyped-def]
+    async def check() -> bool:
+        return worker.listening
+
+    return check

@@ -1,0 +1,20 @@
+"""Schemathesis over every /v1 operation of a live ``hookline serve`` (bounded for CI).
+
+The longer run is ``scripts/fuzz.sh N`` (``make fuzz``); both use tests/limits/fuzz.py.
+"""
+
+from __future__ import annotations
+
+from tests.limits.fuzz import run_fuzz
+
+CI_EXAMPLES = 25
+
+
+def test_fuzz_finds_no_server_errors_and_no_schema_violations() -> None:
+    result, logs = run_fuzz(CI_EXAMPLES)
+    report = result.stdout[-6000:] + result.stderr[-2000:]
+    assert result.returncode == 0, report
+    assert " passed" in result.stdout, report
+    assert "Tested: 0" not in result.stdout, report
+    # A crash is a 500 to the client and an "unhandled" line in the server's log.
+    assert '"level":"error"' not in logs, logs[-4000:]

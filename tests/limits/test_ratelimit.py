@@ -1,0 +1,134 @@
+"""Rate limits: per key, per address when unauthenticated, one budget across processes via Redis."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.conftest import make_settings
+from tests.limits.conftest import RedisServer, running_app, sqlite_url
+
+_RATELIMIT = re.compile(r'^"default";r=(\d+);t=(\d+)$')
+
+
+def remaining(response: httpx.Response) -> int:
+    match = _RATELIMIT.match(response.headers["ratelimit"])
+    assert match, response.headers["ratelimit"]
+    return int(match.group(1))
+
+
+def assert_rate_limited(response: httpx.Response) -> None:
+    assert response.status_code == 429
+    body = response.json()
+    assert body["success"] is False
+    assert body["error"]["code"] == "rate_limited"
+    assert body["error"]["request_id"] == response.headers["x-request-id"]
+    assert int(response.headers["retry-after"]) >= 1
+    assert remaining(response) == 0
+
+
+async def test_headers_count_down_then_429(tmp_path: Path) -> None:
+    settings = make_settings(sqlite_url(tmp_path), rate_limit="5/minute")
+    async with running_app(settings) as running:
+        account = await running.account()
+        seen = []
+        for _ in range(5):
+            response = await running.client.get("/v1/contacts", headers=account.headers)
+            assert response.status_code == 200
+            assert response.headers["ratelimit-policy"] == '"default";q=5;w=60'
+            seen.append(remaining(response))
+        assert seen == [4, 3, 2, 1, 0]
+        refused = await running.client.get("/v1/contacts", headers=account.headers)
+        assert_rate_limited(refused)
+        assert 1 <= int(refused.headers["retry-after"]) <= 60
+        # Another key has its own budget.
+        other = await running.account("other")
+        assert (await running.client.get("/v1/contacts", headers=other.headers)).status_code == 200
+
+
+async def test_every_v1_response_has_the_headers(tmp_path: Path) -> None:
+    settings = make_settings(sqlite_url(tmp_path), rate_limit="50/minute")
+    async with running_app(settings) as running:
+        account = await running.account()
+        responses = [
+            await running.client.get("/v1/contacts"),  # 401
+            await running.client.get("/v1/nowhere", headers=account.headers),  # 404 route
+            await running.client.put("/v1/contacts", headers=account.headers),  # 405
+            await running.client.post(  # 422
+                "/v1/contacts", headers=account.headers, json={"first_name": ""}
+            ),
+            await running.client.post(  # 413 from the middleware, by Content-Length
+                "/v1/contacts",
+                headers={**account.headers, "content-type": "application/json"},
+                content=b"x" * (65 * 1024),
+            ),
+        ]
+        assert [r.status_code for r in responses] == [401, 404, 405, 422, 413]
+        for response in responses:
+            assert response.headers["ratelimit-policy"] == '"default";q=50;w=60'
+            assert _RATELIMIT.match(response.headers["ratelimit"])
+        health = await running.client.get("/healthz")
+        assert "ratelimit" not in health.headers  # only the API is limited
+
+
+async def test_unauthenticated_requests_are_limited_per_address(tmp_path: Path) -> None:
+    settings = make_settings(sqlite_url(tmp_path), rate_limit="3/minute")
+    async with running_app(settings) as running:
+        guesses = [
+            await running.client.get(
+                "/v1/contacts", headers={"Authorization": f"Bearer hl_live_guess{i}"}
+            )
+            for i in range(4)
+        ]
+        assert [r.status_code for r in guesses] == [401, 401, 401, 429]
+        assert_rate_limited(guesses[-1])
+        # A real key is charged to itself, not to the address that was flooding.
+        account = await running.account()
+        assert (
+            await running.client.get("/v1/contacts", headers=account.headers)
+        ).status_code == 200
+
+
+async def count_allowed(clients: list[httpx.AsyncClient], headers: dict[str, str], n: int) -> int:
+    allowed = 0
+    for i in range(n):
+        response = await clients[i % len(clients)].get("/v1/contacts", headers=headers)
+        assert response.status_code in (200, 429)
+        allowed += response.status_code == 200
+    return allowed
+
+
+async def test_two_processes_share_one_budget_through_redis(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    url = sqlite_url(tmp_path)
+    settings = make_settings(url, rate_limit="10/minute", redis_url=redis_server.url)
+    async with running_app(settings) as first, running_app(settings) as second:
+        account = await first.account()
+        allowed = await count_allowed([first.client, second.client], account.headers, 30)
+    assert allowed == 10
+
+
+async def test_without_redis_each_process_has_its_own_budget(tmp_path: Path) -> None:
+    # The control for the test above: the sharing really comes from Redis.
+    settings = make_settings(sqlite_url(tmp_path), rate_limit="10/minute")
+    async with running_app(settings) as first, running_app(settings) as second:
+        account = await first.account()
+        allowed = await count_allowed([first.client, second.client], account.headers, 30)
+    assert allowed == 20
+
+
+async def test_redis_outage_fails_open(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from tests.support.server import free_port
+
+    dead = f"redis://127.0.0.1:{free_port()}/0"
+    settings = make_settings(sqlite_url(tmp_path), rate_limit="1/minute", redis_url=dead)
+    async with running_app(settings) as running:
+        account = await running.account()
+        for _ in range(3):
+            response = await running.client.get("/v1/contacts", headers=account.headers)
+            assert response.status_code == 200
+    assert "rate-limit storage unavailable" in caplog.text
