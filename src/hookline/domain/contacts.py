@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, bindparam, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
@@ -55,7 +55,7 @@ async def create_contact(
         "created_at": now,
         "updated_at": now,
     }
-    await conn.execute(contacts.insert().values(**row))
+    await conn.execute(_INSERT_CONTACT, row)
     contact = contact_out(_Row(row))
     await record_event(conn, account_id, "contact.created", contact)
     return contact
@@ -64,12 +64,15 @@ async def create_contact(
 async def get_contact(
     conn: AsyncConnection, account_id: str, contact_id: str
 ) -> dict[str, Any] | None:
-    row = (
-        await conn.execute(
-            select(contacts).where(contacts.c.id == contact_id, contacts.c.account_id == account_id)
-        )
-    ).first()
+    row = (await conn.execute(_CONTACT_BY_ID, {"id": contact_id, "account_id": account_id})).first()
     return contact_out(row) if row is not None else None
+
+
+# The hot statements, built once (building one costs more than running it on SQLite).
+_INSERT_CONTACT = contacts.insert()
+_CONTACT_BY_ID = select(contacts).where(
+    contacts.c.id == bindparam("id"), contacts.c.account_id == bindparam("account_id")
+)
 
 
 @dataclass(frozen=True, slots=True)

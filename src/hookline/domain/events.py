@@ -38,18 +38,23 @@ async def record_event(
 ) -> str:
     event = ids.event_id()
     await conn.execute(
-        events.insert().values(
-            id=event,
-            account_id=account_id,
-            type=event_type,
-            data=data,
-            previous_attributes=previous_attributes,
-            created_at=utcnow(),
-            dispatched=False,
-            target_webhook_id=target_webhook_id,
-        )
+        _INSERT_EVENT,
+        {
+            "id": event,
+            "account_id": account_id,
+            "type": event_type,
+            "data": data,
+            "previous_attributes": previous_attributes,
+            "created_at": utcnow(),
+            "dispatched": False,
+            "target_webhook_id": target_webhook_id,
+        },
     )
     return event
+
+
+# Built once (one per write request): an INSERT with parameters, not ``.values()`` each time.
+_INSERT_EVENT = events.insert()
 
 
 def event_out(row: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
@@ -121,16 +121,16 @@ async def authenticate(conn: AsyncConnection, key: str) -> AuthContext | None:
     """The live key's context, or None (unknown, revoked, or malformed)."""
     if not is_well_formed(key):
         return None
-    row = (
-        await conn.execute(
-            select(
-                api_keys.c.id, api_keys.c.account_id, api_keys.c.scopes, api_keys.c.last_used_at
-            ).where(api_keys.c.key_hash == hash_key(key), api_keys.c.revoked_at.is_(None))
-        )
-    ).first()
+    row = (await conn.execute(_LIVE_KEY_BY_HASH, {"key_hash": hash_key(key)})).first()
     if row is None:
         return None
     return AuthContext(row.account_id, row.id, frozenset(row.scopes), row.last_used_at)
+
+
+# Built once: every request runs it, and building a statement costs more than running it.
+_LIVE_KEY_BY_HASH = select(
+    api_keys.c.id, api_keys.c.account_id, api_keys.c.scopes, api_keys.c.last_used_at
+).where(api_keys.c.key_hash == bindparam("key_hash"), api_keys.c.revoked_at.is_(None))
 
 
 async def touch_last_used(conn: AsyncConnection, key_id: str, when: datetime) -> None:

@@ -1,7 +1,10 @@
 """Rate limiting: ``HOOKLINE_RATE_LIMIT`` per API key, per client address when unauthenticated.
 
-A moving window from the ``limits`` library (exact: never more than N requests in any window of
-W seconds). The counters live in memory by default, or in Redis when ``HOOKLINE_REDIS_URL`` is set
+A sliding window counter from the ``limits`` library: the current and the previous window's
+counts, weighted by how far into the current window we are. Constant memory and time per key
+(the exact moving window stores every hit, so its cost grows with the limit; at a high limit it
+took more than half of each request's time, see docs/benchmarks.md).
+The counters live in memory by default, or in Redis when ``HOOKLINE_REDIS_URL`` is set
 so that several API processes enforce one budget.
 
 Headers follow draft-ietf-httpapi-ratelimit-headers-09 (structured fields, one named policy):
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 import orjson
 from fastapi import Request
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
-from limits.aio.strategies import MovingWindowRateLimiter
+from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hookline.domain.keys import AuthContext
@@ -73,7 +76,7 @@ class RateLimiter:
         amount, seconds = settings.rate_limit_parts
         self.item = RateLimitItemPerSecond(amount, seconds, namespace="hookline")
         self.policy_header = f'"{POLICY}";q={amount};w={seconds}'.encode()
-        self._limiter = MovingWindowRateLimiter(_storage(settings))
+        self._limiter = SlidingWindowCounterRateLimiter(_storage(settings))
         self._last_outage_log = 0.0
 
     async def hit(self, identity: str) -> RateLimitState:
