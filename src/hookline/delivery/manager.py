@@ -700,15 +700,7 @@ async def get_delivery(
 ) -> dict[str, Any] | None:
     """One delivery with ``attempt_log``: every attempt, oldest first. None if not the
     account's (the API answers 404 either way)."""
-    row = (
-        await conn.execute(
-            select(*_DELIVERY_COLUMNS).where(
-                dlv.c.id == delivery_id,
-                dlv.c.account_id == account_id,
-                dlv.c.webhook_id == webhook_id,
-            )
-        )
-    ).first()
+    row = await _owned_delivery(conn, account_id, webhook_id, delivery_id)
     if row is None:
         return None
     attempts = (
@@ -731,23 +723,29 @@ async def retry_delivery(
     await conn.execute(
         update(dlv)
         .where(
-            dlv.c.id == delivery_id,
-            dlv.c.account_id == account_id,
-            dlv.c.webhook_id == webhook_id,
+            *_owned(account_id, webhook_id, delivery_id),
             or_(dlv.c.status != "pending", dlv.c.leased_by.is_(None)),
         )
         .values(status="pending", next_attempt_at=now, updated_at=now)
     )
-    row = (
-        await conn.execute(
-            select(*_DELIVERY_COLUMNS).where(
-                dlv.c.id == delivery_id,
-                dlv.c.account_id == account_id,
-                dlv.c.webhook_id == webhook_id,
-            )
-        )
-    ).first()
+    row = await _owned_delivery(conn, account_id, webhook_id, delivery_id)
     return delivery_json(row) if row is not None else None
+
+
+def _owned(account_id: str, webhook_id: str, delivery_id: str) -> tuple[Any, ...]:
+    """The delivery, only if it is this account's and this webhook's (else: not found)."""
+    return (
+        dlv.c.id == delivery_id,
+        dlv.c.account_id == account_id,
+        dlv.c.webhook_id == webhook_id,
+    )
+
+
+async def _owned_delivery(
+    conn: AsyncConnection, account_id: str, webhook_id: str, delivery_id: str
+) -> Any:
+    query = select(*_DELIVERY_COLUMNS).where(*_owned(account_id, webhook_id, delivery_id))
+    return (await conn.execute(query)).first()
 
 
 async def insert_test_event(
