@@ -44,19 +44,17 @@ from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
-    Select,
     and_,
     bindparam,
-    case,
     delete,
     false,
     func,
     insert,
-    literal,
     literal_column,
     or_,
     select,
     true,
+    union_all,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -222,76 +220,99 @@ class ClaimRequest:
     per_endpoint: int
     busy: Mapping[str, int] = field(default_factory=dict)
     """In-flight sends per webhook in this worker."""
-    window: int = 0
-    """How many due rows to consider (0: a multiple of ``limit``)."""
 
 
-def _claim_statement(req: ClaimRequest, is_sqlite: bool) -> Any:
+def _lease_free(now: datetime) -> ColumnElement[bool]:
+    return or_(dlv.c.leased_until.is_(None), dlv.c.leased_until < now)
+
+
+def _webhooks_with_due_work(req: ClaimRequest) -> Any:
+    """Active webhooks with a claimable delivery, the longest-waiting first.
+
+    One index probe per webhook (``ix_deliveries_webhook_due``: its first lease-free due row),
+    so the cost grows with the number of active webhooks, never with one endpoint's backlog. A
+    webhook whose slots are all busy in this worker is skipped without being probed.
+    """
     saturated = sorted(hook for hook, n in req.busy.items() if n >= req.per_endpoint)
-    free = {hook: req.per_endpoint - n for hook, n in req.busy.items() if 0 < n < req.per_endpoint}
-    candidates: Select[Any] = (
-        select(dlv.c.id, dlv.c.webhook_id, dlv.c.next_attempt_at)
-        .select_from(dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id))
+    first_due = (
+        select(dlv.c.next_attempt_at)
         .where(
+            dlv.c.webhook_id == webhooks.c.id,
             IS_PENDING,
             dlv.c.next_attempt_at <= req.now,
-            or_(dlv.c.leased_until.is_(None), dlv.c.leased_until < req.now),
-            webhooks.c.is_active == true(),
+            _lease_free(req.now),
         )
-        .order_by(dlv.c.next_attempt_at, dlv.c.id)
-        .limit(req.window or max(4 * req.limit, 64))
+        .order_by(dlv.c.next_attempt_at)
+        .limit(1)
+        .correlate(webhooks)
+        .scalar_subquery()
+    )
+    hooks = select(webhooks.c.id, first_due.label("first_due")).where(
+        webhooks.c.is_active == true()
     )
     if saturated:
-        # A slow endpoint with all its slots busy must not fill the window and starve others.
-        candidates = candidates.where(dlv.c.webhook_id.not_in(saturated))
-    if not is_sqlite:
-        candidates = candidates.with_for_update(of=dlv, skip_locked=True)
-    cand = candidates.cte("cand")
-    rank = func.row_number().over(
-        partition_by=cand.c.webhook_id, order_by=(cand.c.next_attempt_at, cand.c.id)
-    )
-    ranked = select(cand.c.id, cand.c.webhook_id, cand.c.next_attempt_at, rank.label("rn")).cte(
-        "ranked"
-    )
-    allowance: ColumnElement[Any] = (
-        case(free, value=ranked.c.webhook_id, else_=req.per_endpoint)
-        if free
-        else literal(req.per_endpoint)
-    )
-    picked = (
-        select(ranked.c.id)
-        .where(ranked.c.rn <= allowance)
-        .order_by(ranked.c.next_attempt_at, ranked.c.id)
+        hooks = hooks.where(webhooks.c.id.not_in(saturated))
+    probed = hooks.subquery("probed")
+    return (
+        select(probed.c.id)
+        .where(probed.c.first_due.is_not(None))
+        .order_by(probed.c.first_due, probed.c.id)
         .limit(req.limit)
     )
-    return (
-        update(dlv)
-        .where(dlv.c.id.in_(picked))
-        .values(
-            leased_by=req.worker_id,
-            leased_until=req.now + timedelta(seconds=req.lease_seconds),
-            updated_at=req.now,
+
+
+def _due_rows(req: ClaimRequest, hook_ids: Sequence[str], is_sqlite: bool) -> Any:
+    """Each webhook's oldest claimable deliveries, up to its free slots, in one statement."""
+    parts = []
+    for hook in hook_ids:
+        part = (
+            select(dlv.c.id, dlv.c.next_attempt_at)
+            .where(
+                dlv.c.webhook_id == hook,
+                IS_PENDING,
+                dlv.c.next_attempt_at <= req.now,
+                _lease_free(req.now),
+            )
+            .order_by(dlv.c.next_attempt_at, dlv.c.id)
+            .limit(req.per_endpoint - req.busy.get(hook, 0))
         )
-        .returning(dlv.c.id)
-    )
+        if not is_sqlite:
+            # Concurrent workers take disjoint rows without waiting for each other.
+            part = part.with_for_update(of=dlv, skip_locked=True)
+        parts.append(part.subquery().select())
+    return union_all(*parts) if len(parts) > 1 else parts[0]
 
 
 async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     """Lease up to ``req.limit`` due deliveries of active webhooks, at most ``per_endpoint``
-    in flight per webhook (counting ``req.busy``), oldest due first.
+    in flight per webhook (counting ``req.busy``), the longest-waiting webhooks first.
 
-    One statement: on PostgreSQL the candidates are locked ``FOR UPDATE SKIP LOCKED`` so
-    concurrent workers take disjoint rows without waiting; on SQLite the single writer
-    (``BEGIN IMMEDIATE``) already serializes claims.
+    Claims go webhook by webhook (``_webhooks_with_due_work``, then ``_due_rows``), so a hanging
+    endpoint's backlog costs nothing to step over. On PostgreSQL the rows are locked ``FOR UPDATE
+    SKIP LOCKED`` so concurrent workers take disjoint rows without waiting; on SQLite the single
+    writer (``BEGIN IMMEDIATE``) already serializes claims.
     """
     if req.limit <= 0:
         return []
     async with db.begin() as conn:
-        result = await conn.execute(_claim_statement(req, db.is_sqlite))
-        claimed = [row.id for row in result.all()]
-        if not claimed:
+        hook_ids = list((await conn.execute(_webhooks_with_due_work(req))).scalars())
+        if not hook_ids:
             return []
-        return await _load_claims(conn, claimed)
+        rows = (await conn.execute(_due_rows(req, hook_ids, db.is_sqlite))).all()
+        oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
+        picked = [row.id for row in oldest_first[: req.limit]]
+        if not picked:
+            return []
+        await conn.execute(
+            update(dlv)
+            .where(dlv.c.id.in_(picked))
+            .values(
+                leased_by=req.worker_id,
+                leased_until=req.now + timedelta(seconds=req.lease_seconds),
+                updated_at=req.now,
+            )
+        )
+        return await _load_claims(conn, picked)
 
 
 async def _load_claims(conn: AsyncConnection, delivery_ids: Sequence[str]) -> list[Claim]:

@@ -220,6 +220,15 @@ deliveries = Table(
         sqlite_where=text("status = 'pending'"),
         postgresql_where=text("status = 'pending'"),
     ),
+    # Claims probe each webhook's own queue, so one endpoint's backlog is never scanned to reach
+    # another's deliveries (a hanging endpoint must not slow the others' claims).
+    Index(
+        "ix_deliveries_webhook_due",
+        "webhook_id",
+        "next_attempt_at",
+        sqlite_where=text("status = 'pending'"),
+        postgresql_where=text("status = 'pending'"),
+    ),
     Index(None, "created_at"),
 )
 
