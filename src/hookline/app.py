@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -21,8 +20,6 @@ from hookline.limits.stack import add_request_guards, add_response_observers
 from hookline.settings import Settings
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
-
-log = logging.getLogger("hookline.app")
 
 API_DESCRIPTION = """
 hookline stores an account's contacts and calls and delivers signed webhook events about them.

@@ -6,9 +6,12 @@ from datetime import UTC, datetime
 
 
 def utcnow() -> datetime:
-    # Millisecond precision: what we store is exactly what we print, on SQLite and PostgreSQL.
-    now = datetime.now(UTC)
-    return now.replace(microsecond=(now.microsecond // 1000) * 1000)
+    return to_millis(datetime.now(UTC))
+
+
+def to_millis(value: datetime) -> datetime:
+    """Millisecond precision: what we store is exactly what we print, on SQLite and PostgreSQL."""
+    return value.replace(microsecond=(value.microsecond // 1000) * 1000)
 
 
 def iso(value: datetime | None) -> str | None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from hookline.domain import keys
 from hookline.storage.db import Database
@@ -57,17 +60,14 @@ async def test_revocation_is_immediate(
 
 
 async def test_last_used_at_is_recorded(
-    client: httpx.AsyncClient, db: Database, account: Account, app: object
+    client: httpx.AsyncClient, db: Database, account: Account, app: FastAPI
 ) -> None:
     async with db.read() as conn:
         [before] = await keys.list_keys(conn, account.id)
     assert before["last_used_at"] is None
     assert (await client.get("/v1/contacts", headers=account.headers)).status_code == 200
     # The touch runs after the response; wait for the app's background tasks.
-    import asyncio
-
-    tasks = list(getattr(app, "state").background_tasks)  # noqa: B009
-    await asyncio.gather(*tasks)
+    await asyncio.gather(*app.state.background_tasks)
     async with db.read() as conn:
         [after] = await keys.list_keys(conn, account.id)
     assert after["last_used_at"] is not None

@@ -10,6 +10,7 @@ import pytest
 from hookline.domain.events import list_events
 from hookline.storage.db import Database
 from tests.conftest import Account, new_account
+from tests.support.api import collect_pages, field_errors
 
 CALL_KEYS = {
     "id",
@@ -39,30 +40,6 @@ async def complete(
 ) -> httpx.Response:
     body = {"call_status": "completed", **fields}
     return await client.post(f"/v1/calls/{call_id}/complete", json=body, headers=headers)
-
-
-async def collect_pages(
-    client: httpx.AsyncClient, url: str, headers: dict[str, str]
-) -> tuple[list[str], int]:
-    """Follow ``Link: rel="next"`` to the end: (every id seen, number of pages)."""
-    seen: list[str] = []
-    pages = 0
-    next_url: str | None = url
-    while next_url:
-        response = await client.get(next_url, headers=headers)
-        assert response.status_code == 200, response.text
-        seen += [item["id"] for item in response.json()]
-        link = response.headers.get("link")
-        next_url = link.split(";")[0].strip("<>") if link else None
-        pages += 1
-    return seen, pages
-
-
-def field_errors(response: httpx.Response) -> dict[str, str]:
-    assert response.status_code == 422, response.text
-    error = response.json()["error"]
-    assert error["code"] == "validation_error"
-    return {f["field"]: f["message"] for f in error["details"]["fields"]}
 
 
 async def test_start_returns_every_field(

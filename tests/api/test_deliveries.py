@@ -12,6 +12,7 @@ from standardwebhooks import Webhook
 
 from hookline.app import create_app
 from tests.conftest import Account, make_database_url, make_settings, new_account
+from tests.support.api import collect_pages
 from tests.support.receiver import Receiver
 from tests.support.waiting import eventually
 
@@ -102,14 +103,10 @@ async def test_deliveries_page_with_link(http: httpx.AsyncClient, owner: Account
         for i in range(3):
             await _create_contact(http, owner, f"n{i}")
         await receiver.wait_for(3)
-        url: str | None = f"/v1/webhooks/{webhook['id']}/deliveries?limit=2"
-        seen = []
-        while url:
-            response = await http.get(url, headers=owner.headers)
-            seen += response.json()
-            link = response.headers.get("link")
-            url = link.split(";")[0].strip("<>") if link else None
-        assert len({d["id"] for d in seen}) == 3
+        url = f"/v1/webhooks/{webhook['id']}/deliveries?limit=2"
+        seen, pages = await collect_pages(http, url, owner.headers)
+        assert len(set(seen)) == 3
+        assert pages == 2
 
 
 async def test_test_event_goes_to_that_webhook_alone(

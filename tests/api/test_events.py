@@ -5,8 +5,9 @@ from __future__ import annotations
 import httpx
 
 from hookline.storage.db import Database
-from tests.api.test_calls import CALL, collect_pages, field_errors
+from tests.api.test_calls import CALL
 from tests.conftest import Account, new_account
+from tests.support.api import collect_pages, field_errors
 
 EVENT_KEYS = {"id", "type", "timestamp", "data", "previous_attributes"}
 ADA = {"first_name": "Ada", "phone_number": "+14155552671"}

@@ -21,8 +21,8 @@ from hookline.domain.events import EVENT_TYPES
 from hookline.storage.db import Database
 from hookline.storage.models import webhooks
 from hookline.timeutil import parse_iso, utcnow
-from tests.api.test_calls import field_errors
 from tests.conftest import Account, make_database_url, make_settings, new_account
+from tests.support.api import field_errors
 
 WEBHOOK_KEYS = {
     "id",

@@ -25,6 +25,7 @@ import pytest
 from standardwebhooks import Webhook
 
 from tests.conftest import TEST_SECRET_KEY, make_database_url
+from tests.support.api import collect_pages
 from tests.support.receiver import Receiver
 from tests.support.server import arun_cli, async_running_server, cli_env
 
@@ -127,14 +128,8 @@ async def _create_contacts(client: httpx.AsyncClient, headers: dict[str, str]) -
 
 
 async def _all_event_ids(client: httpx.AsyncClient, headers: dict[str, str]) -> set[str]:
-    ids: set[str] = set()
-    url: str | None = "/v1/events?limit=100&type=contact.created"
-    while url:
-        response = await client.get(url, headers=headers)
-        ids |= {e["id"] for e in response.json()}
-        link = response.headers.get("link")
-        url = link.split(";")[0].strip("<>") if link else None
-    return ids
+    ids, _pages = await collect_pages(client, "/v1/events?limit=100&type=contact.created", headers)
+    return set(ids)
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ from hookline.domain.contacts import find_contact_id_by_phone
 from hookline.domain.events import record_event
 from hookline.errors import Conflict, ValidationFailed
 from hookline.storage.models import calls, contacts
-from hookline.timeutil import iso, utcnow
+from hookline.timeutil import iso, to_millis, utcnow
 
 IN_PROGRESS = "in-progress"
 
@@ -36,11 +36,6 @@ def call_out(row: Any) -> dict[str, Any]:
         "created_at": iso(row.created_at),
         "updated_at": iso(row.updated_at),
     }
-
-
-def _to_millis(value: datetime) -> datetime:
-    # Stored precision is milliseconds (as ``utcnow``): the event carries what a GET returns.
-    return value.replace(microsecond=(value.microsecond // 1000) * 1000)
 
 
 async def _resolve_contact(
@@ -75,7 +70,7 @@ async def create_call(
         "call_type": fields["call_type"],
         "customer_phone_number": phone,
         "call_status": IN_PROGRESS,
-        "call_started_at": _to_millis(started) if started is not None else now,
+        "call_started_at": to_millis(started) if started is not None else now,
         "call_ended_at": None,
         "duration_seconds": None,
         "metadata": fields.get("metadata"),
@@ -131,7 +126,7 @@ def _ended_at(started: datetime, requested: datetime | None, now: datetime) -> d
     if requested is None:
         # A start reported slightly in the future (clock skew) must not give a negative length.
         return max(now, started)
-    ended = _to_millis(requested)
+    ended = to_millis(requested)
     if ended < started:
         raise ValidationFailed.for_field(
             "call_ended_at", "call_ended_at must not be before call_started_at"
