@@ -10,11 +10,12 @@ from hookline.api.deps import DB, CallsRead, CallsWrite, JsonContent, events_com
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page
 from hookline.api.responses import JSONResponse
+from hookline.api.routing import DirectRoute
 from hookline.domain import calls as domain
 from hookline.errors import NotFound
 from hookline.schemas.calls import CallComplete, CallCreate, CallOut, CallStatus, CallType
 
-router = APIRouter(prefix="/v1/calls", tags=["calls"])
+router = APIRouter(prefix="/v1/calls", tags=["calls"], route_class=DirectRoute)
 
 
 def _not_found(call_id: str) -> NotFound:

@@ -10,13 +10,14 @@ from hookline.api.deps import DB, ContactsRead, ContactsWrite, JsonContent, even
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page
 from hookline.api.responses import JSONResponse
+from hookline.api.routing import DirectRoute
 from hookline.domain import contacts as domain
 from hookline.domain.validation import normalize_phone
 from hookline.errors import NotFound, ValidationFailed
 from hookline.schemas.common import SuccessOut
 from hookline.schemas.contacts import ContactCreate, ContactOut, ContactUpdate
 
-router = APIRouter(prefix="/v1/contacts", tags=["contacts"])
+router = APIRouter(prefix="/v1/contacts", tags=["contacts"], route_class=DirectRoute)
 
 
 def _not_found(contact_id: str) -> NotFound:
@@ -94,8 +95,7 @@ def _phone_filter(value: str | None) -> str | None:
     summary="Get a contact",
 )
 async def get_contact(contact_id: str, auth: ContactsRead, db: DB) -> JSONResponse:
-    async with db.read() as conn:
-        contact = await domain.get_contact(conn, auth.account_id, contact_id)
+    contact = await domain.get_contact(db, auth.account_id, contact_id)
     if contact is None:
         raise _not_found(contact_id)
     return JSONResponse(contact)

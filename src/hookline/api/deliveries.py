@@ -11,6 +11,7 @@ from hookline.api.deps import DB, WebhooksRead, WebhooksWrite, events_committed
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, set_next_link
 from hookline.api.responses import JSONResponse
+from hookline.api.routing import DirectRoute
 from hookline.delivery import manager
 from hookline.domain.webhooks import get_webhook
 from hookline.errors import Conflict, NotFound
@@ -22,7 +23,7 @@ from hookline.schemas.deliveries import (
 )
 from hookline.timeutil import utcnow
 
-router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["deliveries"])
+router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["deliveries"], route_class=DirectRoute)
 
 
 async def _webhook_or_404(conn: AsyncConnection, account_id: str, webhook_id: str) -> Any:

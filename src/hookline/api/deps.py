@@ -56,8 +56,7 @@ async def authenticate(request: Request) -> AuthContext:
     if not keys.is_well_formed(token):
         raise Unauthenticated("This is not a hookline API key (expected hl_live_..., 46 chars).")
     db: Database = request.app.state.db
-    async with db.read() as conn:
-        context = await keys.authenticate(conn, token)
+    context = await keys.authenticate(db, token)
     if context is None:
         raise Unauthenticated("This API key is unknown or was revoked.")
     request.state.account_id = context.account_id

@@ -67,6 +67,7 @@ def validation_error_from(exc: RequestValidationError) -> ApiError:
         loc = tuple(error.get("loc", ()))
         if loc == ("body",) and error.get("type") in (
             "model_attributes_type",
+            "model_type",
             "dict_type",
             "missing",
         ):

@@ -10,11 +10,12 @@ from hookline.api.deps import DB, ContactsRead
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page
 from hookline.api.responses import JSONResponse
+from hookline.api.routing import DirectRoute
 from hookline.domain import events as domain
 from hookline.errors import NotFound, ValidationFailed
 from hookline.schemas.events import EventOut
 
-router = APIRouter(prefix="/v1/events", tags=["events"])
+router = APIRouter(prefix="/v1/events", tags=["events"], route_class=DirectRoute)
 
 KNOWN_TYPES = (*domain.EVENT_TYPES, domain.TEST_EVENT_TYPE)
 SCOPE_NOTE = (

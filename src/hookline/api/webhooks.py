@@ -12,13 +12,14 @@ from fastapi import APIRouter, Request
 from hookline.api.deps import DB, AppSettings, JsonContent, WebhooksRead, WebhooksWrite
 from hookline.api.openapi import error_responses
 from hookline.api.responses import JSONResponse
+from hookline.api.routing import DirectRoute
 from hookline.crypto import SecretBox
 from hookline.domain import webhooks as domain
 from hookline.errors import NotFound, ValidationFailed
 from hookline.schemas.common import SuccessOut
 from hookline.schemas.webhooks import WebhookCreate, WebhookOut, WebhookSecretOut, WebhookUpdate
 
-router = APIRouter(prefix="/v1/webhooks", tags=["webhooks"])
+router = APIRouter(prefix="/v1/webhooks", tags=["webhooks"], route_class=DirectRoute)
 
 
 def _not_found(webhook_id: str) -> NotFound:

@@ -478,7 +478,7 @@ class Worker:
 
     async def _listen_loop(self) -> None:
         """PostgreSQL: a dedicated connection LISTENing for other processes' wake-ups."""
-        import asyncpg  # type: ignore[import-untyped]
+        import asyncpg
 
         dsn = (
             make_url(self.db.url).set(drivername="postgresql").render_as_string(hide_password=False)

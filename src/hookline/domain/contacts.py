@@ -11,6 +11,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hookline import ids
 from hookline.domain.events import record_event
 from hookline.errors import ValidationFailed
+from hookline.storage import direct
+from hookline.storage.db import Database
 from hookline.storage.models import contacts
 from hookline.timeutil import iso, utcnow
 
@@ -55,23 +57,27 @@ async def create_contact(
         "created_at": now,
         "updated_at": now,
     }
-    await conn.execute(_INSERT_CONTACT, row)
+    await direct.execute(conn, _INSERT_CONTACT, row)
     contact = contact_out(_Row(row))
     await record_event(conn, account_id, "contact.created", contact)
     return contact
 
 
 async def get_contact(
-    conn: AsyncConnection, account_id: str, contact_id: str
+    source: Database | AsyncConnection, account_id: str, contact_id: str
 ) -> dict[str, Any] | None:
-    row = (await conn.execute(_CONTACT_BY_ID, {"id": contact_id, "account_id": account_id})).first()
+    row = await direct.fetch_one(
+        source, _CONTACT_BY_ID, {"id": contact_id, "account_id": account_id}
+    )
     return contact_out(row) if row is not None else None
 
 
-# The hot statements, built once (building one costs more than running it on SQLite).
-_INSERT_CONTACT = contacts.insert()
-_CONTACT_BY_ID = select(contacts).where(
-    contacts.c.id == bindparam("id"), contacts.c.account_id == bindparam("account_id")
+# The hot statements: built once, and run through the driver (storage.direct).
+_INSERT_CONTACT = direct.DirectStatement(contacts.insert())
+_CONTACT_BY_ID = direct.DirectStatement(
+    select(contacts).where(
+        contacts.c.id == bindparam("id"), contacts.c.account_id == bindparam("account_id")
+    )
 )
 
 

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
+from hookline.storage import direct
 from hookline.storage.models import events
 from hookline.timeutil import iso, utcnow
 
@@ -37,7 +38,8 @@ async def record_event(
     target_webhook_id: str | None = None,
 ) -> str:
     event = ids.event_id()
-    await conn.execute(
+    await direct.execute(
+        conn,
         _INSERT_EVENT,
         {
             "id": event,
@@ -54,7 +56,7 @@ async def record_event(
 
 
 # Built once (one per write request): an INSERT with parameters, not ``.values()`` each time.
-_INSERT_EVENT = events.insert()
+_INSERT_EVENT = direct.DirectStatement(events.insert())
 
 
 def event_out(row: Any) -> dict[str, Any]:

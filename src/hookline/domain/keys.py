@@ -16,6 +16,8 @@ from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
+from hookline.storage import direct
+from hookline.storage.db import Database
 from hookline.storage.models import accounts, api_keys
 from hookline.timeutil import iso, utcnow
 
@@ -117,20 +119,22 @@ def key_out(row: Any) -> dict[str, Any]:
     }
 
 
-async def authenticate(conn: AsyncConnection, key: str) -> AuthContext | None:
+async def authenticate(source: Database | AsyncConnection, key: str) -> AuthContext | None:
     """The live key's context, or None (unknown, revoked, or malformed)."""
     if not is_well_formed(key):
         return None
-    row = (await conn.execute(_LIVE_KEY_BY_HASH, {"key_hash": hash_key(key)})).first()
+    row = await direct.fetch_one(source, _LIVE_KEY_BY_HASH, {"key_hash": hash_key(key)})
     if row is None:
         return None
     return AuthContext(row.account_id, row.id, frozenset(row.scopes), row.last_used_at)
 
 
-# Built once: every request runs it, and building a statement costs more than running it.
-_LIVE_KEY_BY_HASH = select(
-    api_keys.c.id, api_keys.c.account_id, api_keys.c.scopes, api_keys.c.last_used_at
-).where(api_keys.c.key_hash == bindparam("key_hash"), api_keys.c.revoked_at.is_(None))
+# Every request runs it: built once, and run through the driver (storage.direct).
+_LIVE_KEY_BY_HASH = direct.DirectStatement(
+    select(api_keys.c.id, api_keys.c.account_id, api_keys.c.scopes, api_keys.c.last_used_at).where(
+        api_keys.c.key_hash == bindparam("key_hash"), api_keys.c.revoked_at.is_(None)
+    )
+)
 
 
 async def touch_last_used(conn: AsyncConnection, key_id: str, when: datetime) -> None:

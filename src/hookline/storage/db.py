@@ -25,16 +25,19 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import asyncpg
+import orjson
 from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from hookline.settings import Settings
+from hookline.storage.direct import DirectStatement
 
 _BUSY_TIMEOUT_MS = 10_000
 SQLITE_PRAGMAS = (
@@ -167,6 +170,11 @@ class _InlineConnection:
     def isolation_level(self) -> str | None:
         return self._conn.isolation_level
 
+    @property
+    def sqlite3_connection(self) -> sqlite3.Connection:
+        """For ``storage.direct``: statements that skip SQLAlchemy in this transaction."""
+        return self._conn
+
     def cursor(self) -> _InlineCursor:
         return _InlineCursor(self._conn.cursor())
 
@@ -243,6 +251,46 @@ class Database:
             )
             self.reader = self.writer
             self._group = None
+        self._dsn = settings.database_url
+        self._pool_size = settings.db_pool_size
+        self._point_reader: sqlite3.Connection | None = None
+        self._pg_pool: asyncpg.Pool | None = None
+        self._pg_pool_lock = asyncio.Lock()
+
+    async def fetch_one(self, statement: DirectStatement, params: Mapping[str, Any]) -> Any | None:
+        """One row of a one-statement read, through the driver (see ``storage.direct``)."""
+        compiled = statement.compiled(self.writer.dialect)
+        arguments = compiled.arguments(params)
+        if self.is_sqlite:
+            row = self._sqlite_point_reader().execute(compiled.sql, arguments).fetchone()
+        else:
+            pool = self._pg_pool or await self._open_pg_pool()
+            row = await pool.fetchrow(compiled.sql, *arguments)
+        return None if row is None else compiled.decode(row)
+
+    def _sqlite_point_reader(self) -> sqlite3.Connection:
+        # One connection serves every point read: each runs inline, start to finish, without
+        # yielding to the event loop, so no two ever overlap on it. Autocommit mode: each SELECT
+        # is its own snapshot and never holds a read lock between requests.
+        if self._point_reader is None:
+            path = make_url(self.url).database or ":memory:"
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            for pragma in SQLITE_PRAGMAS:
+                conn.execute(pragma)
+            self._point_reader = conn
+        return self._point_reader
+
+    async def _open_pg_pool(self) -> asyncpg.Pool:
+        async with self._pg_pool_lock:
+            if self._pg_pool is None:
+                dsn = make_url(self._dsn).set(drivername="postgresql")
+                self._pg_pool = await asyncpg.create_pool(
+                    dsn.render_as_string(hide_password=False),
+                    min_size=1,
+                    max_size=self._pool_size,
+                    init=_decode_json_as_sqlalchemy_does,
+                )
+            return self._pg_pool
 
     @asynccontextmanager
     async def begin(self) -> AsyncIterator[AsyncConnection]:
@@ -271,9 +319,28 @@ class Database:
             await conn.execute(text("SELECT 1"))
 
     async def dispose(self) -> None:
+        if self._point_reader is not None:
+            self._point_reader.close()
+            self._point_reader = None
+        if self._pg_pool is not None:
+            await self._pg_pool.close()
+            self._pg_pool = None
         await self.writer.dispose()
         if self.reader is not self.writer:
             await self.reader.dispose()
+
+
+async def _decode_json_as_sqlalchemy_does(conn: asyncpg.Connection) -> None:
+    # SQLAlchemy's asyncpg dialect decodes json/jsonb in a type codec and its JSON types have no
+    # result processor, so ``storage.direct`` rows need the same codecs on this pool.
+    for type_name in ("json", "jsonb"):
+        await conn.set_type_codec(
+            type_name, schema="pg_catalog", encoder=_as_is, decoder=orjson.loads, format="text"
+        )
+
+
+def _as_is(value: str) -> str:
+    return value
 
 
 class _Batch:

@@ -1,0 +1,148 @@
+"""``DirectRoute``: the same behaviour as FastAPI's handler, without its per-request machinery."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import httpx
+import pytest
+from fastapi import APIRouter, Depends, FastAPI, Request
+from pydantic import BaseModel
+
+from hookline.api.errors import install_error_handlers
+from hookline.api.responses import JSONResponse
+from hookline.api.routing import DirectRoute, _plan_for
+from hookline.errors import Unauthenticated
+
+calls: list[str] = []
+
+
+async def first(request: Request) -> str:
+    calls.append("first")
+    if request.headers.get("authorization") != "ok":
+        raise Unauthenticated("no")
+    return "account-1"
+
+
+async def second(request: Request) -> None:
+    calls.append("second")
+
+
+class Body(BaseModel):
+    name: str
+    size: int = 0
+
+
+router = APIRouter(prefix="/things", route_class=DirectRoute)
+
+
+@router.post("/{thing_id}")
+async def create(
+    request: Request,
+    thing_id: str,
+    account: Annotated[str, Depends(first)],
+    _second: Annotated[None, Depends(second)],
+    body: Body,
+) -> JSONResponse:
+    calls.append("endpoint")
+    return JSONResponse(
+        {
+            "thing": thing_id,
+            "account": account,
+            "name": body.name,
+            "size": str(body.size),
+            "path": request.url.path,
+        },
+        status_code=201,
+    )
+
+
+@router.get("")
+async def listing(limit: int = 5) -> list[dict[str, Any]]:
+    return [{"n": n} for n in range(limit)]
+
+
+@router.get("/wrong/{thing_id}")
+async def not_a_response(thing_id: str) -> JSONResponse:
+    return {"thing": thing_id}  # type: ignore[return-value]
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[httpx.AsyncClient]:
+    app = FastAPI()
+    install_error_handlers(app)
+    app.include_router(router)
+    calls.clear()
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
+        yield c
+
+
+def test_simple_endpoints_get_a_plan_and_the_rest_fastapi() -> None:
+    plans = {route.name: _plan_for(route.dependant) for route in router.routes}  # type: ignore[attr-defined]
+    assert plans["create"] is not None
+    assert plans["listing"] is None  # a query parameter: FastAPI's own handler
+
+
+async def test_dependencies_run_in_order_before_the_body(client: httpx.AsyncClient) -> None:
+    response = await client.post("/things/t1", json={"name": "x"}, headers={"authorization": "ok"})
+    assert response.status_code == 201
+    assert response.json() == {
+        "thing": "t1",
+        "account": "account-1",
+        "name": "x",
+        "size": "0",
+        "path": "/things/t1",
+    }
+    assert calls == ["first", "second", "endpoint"]
+
+
+async def test_a_failing_dependency_wins_over_a_bad_body(client: httpx.AsyncClient) -> None:
+    response = await client.post("/things/t1", content=b"{not json")
+    assert response.status_code == 401
+    assert calls == ["first"]
+
+
+@pytest.mark.parametrize(
+    ("content", "status", "code"),
+    [
+        (b"{not json", 400, "invalid_json"),
+        (b"", 400, "invalid_json"),
+        (b"[1, 2]", 400, "invalid_json"),
+        (b'{"size": 1}', 422, "validation_error"),
+        (b'{"name": "x", "size": "big"}', 422, "validation_error"),
+    ],
+)
+async def test_body_errors_are_fastapis(
+    client: httpx.AsyncClient, content: bytes, status: int, code: str
+) -> None:
+    response = await client.post(
+        "/things/t1",
+        content=content,
+        headers={"authorization": "ok", "content-type": "application/json"},
+    )
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code
+    assert "endpoint" not in calls
+
+
+async def test_field_errors_name_the_field_without_the_body_prefix(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.post(
+        "/things/t1", json={"name": "x", "size": "big"}, headers={"authorization": "ok"}
+    )
+    fields = response.json()["error"]["details"]["fields"]
+    assert [f["field"] for f in fields] == ["size"]
+
+
+async def test_fallback_endpoints_still_get_fastapis_parameters(client: httpx.AsyncClient) -> None:
+    response = await client.get("/things?limit=2")
+    assert response.json() == [{"n": 0}, {"n": 1}]
+
+
+async def test_an_endpoint_that_returns_no_response_is_a_500(client: httpx.AsyncClient) -> None:
+    response = await client.get("/things/wrong/t1")
+    assert response.status_code == 500
+    assert response.json()["error"]["code"] == "internal_error"
