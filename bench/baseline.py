@@ -19,6 +19,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from hookline.cli import server_options
+
 CONTACT = {
     "id": "0190f5e2-7b3c-7cc1-9a52-3f1f0a4c2d11",
     "first_name": "Ada",
@@ -64,17 +66,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()
-    # The same settings as hookline.cli.cmd_serve, so only the application differs.
-    uvicorn.run(
-        app,
-        host="127.0.0.1",
-        port=args.port,
-        log_config=None,
-        access_log=False,
-        server_header=False,
-        proxy_headers=False,
-        timeout_graceful_shutdown=10,
-    )
+    # The same settings as `hookline serve`, so only the application differs.
+    uvicorn.run(app, host="127.0.0.1", port=args.port, **server_options())
 
 
 if __name__ == "__main__":

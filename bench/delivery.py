@@ -149,7 +149,11 @@ def throughput(
             f"deliveries/s on {backend}, {workers} worker(s)",
             rate,
             "events/s",
-            ceiling_name="bare aiohttp client loop" if ceiling else "",
+            ceiling_name=(
+                ("bare aiohttp client loop" if workers == 1 else "same with 1 worker")
+                if ceiling
+                else ""
+            ),
             ceiling=ceiling,
             target="≥ 0.5x" if ceiling and workers == 1 else "",
             met=(rate / ceiling >= 0.5) if ceiling and workers == 1 else None,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -21,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.server import cli_env, free_port
+from tests.support.server import cli_env, free_port, read_log, terminate
 
 _CORES = sorted(os.sched_getaffinity(0))
 PINNING = len(_CORES) >= 2 and shutil.which("taskset") is not None
@@ -75,20 +74,10 @@ class Proc:
         return f"http://127.0.0.1:{self.port}"
 
     def logs(self) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
+        return read_log(self.log_path)
 
     def stop(self, timeout: float = 15.0) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
+        return terminate(self.process, timeout)
 
 
 def spawn(

@@ -15,26 +15,17 @@ from typing import Any
 
 import orjson
 import uuid6
+from sqlalchemy.dialects import sqlite
 
 from hookline.domain import keys
 from hookline.settings import Settings
 from hookline.storage.db import Database
+from hookline.storage.direct import DirectStatement
 from hookline.storage.migrate import upgrade_to_head
+from hookline.storage.models import contacts
 
 SAMPLE_IDS = 1000
-COLUMNS = (
-    "id",
-    "account_id",
-    "first_name",
-    "last_name",
-    "phone_number",
-    "email",
-    "company",
-    "tags",
-    "notes",
-    "created_at",
-    "updated_at",
-)
+COLUMNS = tuple(column.name for column in contacts.c)
 
 
 @dataclass(frozen=True)
@@ -95,17 +86,13 @@ def _contact_rows(account_id: str, count: int) -> list[tuple[Any, ...]]:
 
 
 def _insert_sqlite(path: str, rows: list[tuple[Any, ...]]) -> None:
-    tags_json = orjson.dumps(["customer", "bench"]).decode()
-    # SQLAlchemy's SQLite DateTime format (naive UTC), as hookline's UTCDateTime stores it.
-    fmt = "%Y-%m-%d %H:%M:%S.%f"
-    prepared = [(*r[:7], tags_json, r[8], r[9].strftime(fmt), r[10].strftime(fmt)) for r in rows]
+    # The app's own INSERT and bind processors, so the rows are stored exactly as the API would.
+    insert = DirectStatement(contacts.insert()).compiled(sqlite.dialect())
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany(
-            # Fixed column names, values bound as parameters.
-            f"INSERT INTO contacts ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",  # noqa: S608
-            prepared,
+            insert.sql, (insert.arguments(dict(zip(COLUMNS, row, strict=True))) for row in rows)
         )
         conn.execute("COMMIT")
         conn.execute("ANALYZE")
@@ -114,7 +101,7 @@ def _insert_sqlite(path: str, rows: list[tuple[Any, ...]]) -> None:
 
 
 async def _copy_postgres(url: str, rows: list[tuple[Any, ...]]) -> None:
-    import asyncpg  # type: ignore[import-untyped]
+    import asyncpg
 
     tags_json = orjson.dumps(["customer", "bench"]).decode()
     conn = await asyncpg.connect(url)

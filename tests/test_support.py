@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
-import asyncpg  # type: ignore[import-untyped]
+import asyncpg
 import pytest
 
 from tests.support import server as server_support

@@ -53,24 +53,27 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from hookline.app import create_app
-    from hookline.limits.http import BoundedHttpToolsProtocol
     from hookline.logs import configure_logging
 
     settings = load_settings()
     configure_logging(settings.log_level)
-    uvicorn.run(
-        create_app(settings),
-        host=args.host,
-        port=args.port,
-        log_config=None,
-        access_log=False,
-        server_header=False,
-        proxy_headers=False,
-        timeout_graceful_shutdown=10,
-        # httptools with a bound on the request head (it has none of its own): limits/http.py.
-        http=BoundedHttpToolsProtocol,
-    )
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, **server_options())
     return 0
+
+
+def server_options() -> dict[str, Any]:
+    """uvicorn's settings for ``hookline serve``; bench/baseline.py runs the ceilings on them."""
+    from hookline.limits.http import BoundedHttpToolsProtocol
+
+    return {
+        "log_config": None,
+        "access_log": False,
+        "server_header": False,
+        "proxy_headers": False,
+        "timeout_graceful_shutdown": 10,
+        # httptools with a bound on the request head (it has none of its own): limits/http.py.
+        "http": BoundedHttpToolsProtocol,
+    }
 
 
 def cmd_worker(_args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ def example_numbers(draw: st.DrawFn) -> phonenumbers.PhoneNumber:
     number = phonenumbers.example_number(region)
     if number is None:
         number = phonenumbers.example_number("US")
+    assert number is not None
     return number
 
 

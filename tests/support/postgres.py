@@ -184,7 +184,7 @@ class PostgresServer:
 
     async def acreate_database(self, name: str | None = None) -> str:
         """:meth:`create_database` over asyncpg, for async tests."""
-        import asyncpg  # type: ignore[import-untyped]
+        import asyncpg
 
         name = _checked_name(name)
         conn = await asyncpg.connect(self.url("postgres"))

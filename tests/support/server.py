@@ -77,6 +77,25 @@ async def arun_cli(
     return await asyncio.to_thread(run_cli, *args, env=env, timeout=timeout)
 
 
+def terminate(process: subprocess.Popen[bytes], timeout: float = STOP_TIMEOUT) -> int:
+    """SIGTERM, then SIGKILL after ``timeout``; returns the exit code. Idempotent."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return process.returncode
+
+
+def read_log(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
+
+
 @dataclass
 class ServerProcess:
     """A running ``hookline serve``; its stdout and stderr go to ``log_path``."""
@@ -88,10 +107,7 @@ class ServerProcess:
 
     def logs(self) -> str:
         """Everything the process wrote so far (stdout and stderr, interleaved)."""
-        try:
-            return self.log_path.read_text(errors="replace")
-        except OSError:
-            return ""
+        return read_log(self.log_path)
 
     @property
     def alive(self) -> bool:
@@ -99,13 +115,7 @@ class ServerProcess:
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> int:
         """SIGTERM, then SIGKILL after ``timeout``; returns the exit code. Idempotent."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        terminate(self.process, timeout)
         self._kill_group()
         return self.process.returncode
 

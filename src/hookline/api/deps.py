@@ -53,11 +53,15 @@ async def authenticate(request: Request) -> AuthContext:
     if cached is not None:
         return cached
     token = _bearer_token(request)
-    if not keys.is_well_formed(token):
-        raise Unauthenticated("This is not a hookline API key (expected hl_live_..., 46 chars).")
     db: Database = request.app.state.db
+    # keys.authenticate refuses a malformed key without a look-up; telling the two refusals
+    # apart costs a second check only on the error path.
     context = await keys.authenticate(db, token)
     if context is None:
+        if not keys.is_well_formed(token):
+            raise Unauthenticated(
+                "This is not a hookline API key (expected hl_live_..., 46 chars)."
+            )
         raise Unauthenticated("This API key is unknown or was revoked.")
     request.state.account_id = context.account_id
     await enforce_rate_limit(request, context)

@@ -100,17 +100,7 @@ def _plan_for(dependant: Dependant) -> _Plan | None:
     call = dependant.call
     if call is None or not inspect.iscoroutinefunction(call) or not _returns_response(call):
         return None
-    if (
-        dependant.query_params
-        or dependant.header_params
-        or dependant.cookie_params
-        or dependant.response_param_name
-        or dependant.background_tasks_param_name
-        or dependant.websocket_param_name
-        or dependant.http_connection_param_name
-        or dependant.security_scopes_param_name
-        or len(dependant.body_params) > 1
-    ):
+    if _needs_fastapi(dependant) or len(dependant.body_params) > 1:
         return None
     if any(field.field_info.annotation is not str for field in dependant.path_params):
         return None
@@ -146,21 +136,30 @@ def _request_only(dependant: Dependant) -> _Dependency | None:
     ):
         return None
     if (
-        dependant.path_params
-        or dependant.query_params
-        or dependant.header_params
-        or dependant.cookie_params
+        _needs_fastapi(dependant)
+        or dependant.path_params
         or dependant.body_params
         or dependant.dependencies
-        or dependant.response_param_name
-        or dependant.background_tasks_param_name
-        or dependant.security_scopes_param_name
     ):
         return None
     if len(inspect.signature(call).parameters) != 1:
         return None
     dependency: _Dependency = call
     return dependency
+
+
+def _needs_fastapi(dependant: Dependant) -> bool:
+    """Parameters only FastAPI's own solver fills in."""
+    return bool(
+        dependant.query_params
+        or dependant.header_params
+        or dependant.cookie_params
+        or dependant.response_param_name
+        or dependant.background_tasks_param_name
+        or dependant.websocket_param_name
+        or dependant.http_connection_param_name
+        or dependant.security_scopes_param_name
+    )
 
 
 def _returns_response(call: Callable[..., Any]) -> bool:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql import Executable, Insert, Select
+from sqlalchemy.sql import Insert, Select
 
 if TYPE_CHECKING:
     from hookline.storage.db import Database
@@ -61,8 +61,7 @@ class DirectStatement:
     """A Core ``Select`` or ``Insert`` with named bind parameters, compiled once per dialect."""
 
     def __init__(self, statement: Select[Any] | Insert) -> None:
-        self.statement: Executable = statement
-        self._core = statement
+        self.statement = statement
         self._compiled: dict[str, Compiled] = {}
 
     def compiled(self, dialect: Dialect) -> Compiled:
@@ -72,7 +71,7 @@ class DirectStatement:
         return found
 
     def _compile(self, dialect: Dialect) -> Compiled:
-        compiled = self._core.compile(dialect=dialect)
+        compiled = self.statement.compile(dialect=dialect)
         names = tuple(compiled.positiontup or ())
         binders = tuple(
             compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect)
@@ -80,8 +79,8 @@ class DirectStatement:
         )
         row_class: Any = None
         decoders: tuple[Processor, ...] = ()
-        if isinstance(self._core, Select):
-            columns = list(self._core.selected_columns)
+        if isinstance(self.statement, Select):
+            columns = list(self.statement.selected_columns)
             row_class = _row_class([str(c.key) for c in columns])
             decoders = tuple(
                 c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
