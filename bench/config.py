@@ -25,6 +25,8 @@ class Plan:
     delivery_events: int
     latency_seconds: float
     """Seconds of offered load for commit-to-receipt latency."""
+    probe_seconds: float
+    """Seconds per probe of the search for the sustained POST + delivery rate."""
     scale_events: int
 
 
@@ -40,6 +42,7 @@ FULL = Plan(
     sweep_seconds=5.0,
     delivery_events=6_000,
     latency_seconds=10.0,
+    probe_seconds=4.0,
     scale_events=6_000,
 )
 
@@ -55,6 +58,7 @@ QUICK = replace(
     sweep_seconds=2.0,
     delivery_events=800,
     latency_seconds=3.0,
+    probe_seconds=1.5,
     scale_events=800,
 )
 

@@ -93,14 +93,15 @@ def delivery_phase(
                 run, plan, backend, url, receiver, log_dir, procs, ceiling=bare["rate"]
             )
         for backend in ("sqlite", "postgres"):
-            # One process doing both at full speed manages 1/(1/P + 1/D); offer half of that.
+            # One process doing both at full speed manages at most 1/(1/P + 1/D): the search for
+            # the sustained rate starts there (deliveries at a trickle cost more than a backlog's).
             both = 1 / (1 / post_max[backend] + 1 / max(rates[backend], 1.0))
             url = (
                 delivery_url(log_dir, "latency")
                 if backend == "sqlite"
                 else pg.create_database("latency")
             )
-            delivery.latency(run, plan, backend, url, receiver, log_dir, procs, both / 2)
+            delivery.latency(run, plan, backend, url, receiver, log_dir, procs, both)
         scale_url = pg.create_database("scale_workers")
         base = delivery.throughput(
             run,

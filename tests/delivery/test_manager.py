@@ -90,6 +90,31 @@ async def test_dispatch_works_through_a_backlog_in_batches(env: Env) -> None:
     assert len(await env.deliveries()) == 7
 
 
+async def test_dispatch_and_claim_sends_a_new_event_after_one_transaction(env: Env) -> None:
+    account = await env.account()
+    hook, _ = await env.webhook(account, URL)
+    event = await env.event(account)
+
+    dispatched, claims = await manager.dispatch_and_claim(env.db, request(worker="w1"))
+
+    assert (dispatched.events, dispatched.deliveries) == (1, 1)
+    assert [(c.event_id, c.webhook_id) for c in claims] == [(event, hook)]
+    [row] = await env.deliveries(event_id=event)
+    assert row.leased_by == "w1"
+
+
+async def test_dispatch_and_claim_fans_out_even_with_no_free_slot(env: Env) -> None:
+    account = await env.account()
+    await env.webhook(account, URL)
+    event = await env.event(account)
+
+    dispatched, claims = await manager.dispatch_and_claim(env.db, request(limit=0))
+
+    assert (dispatched.events, claims) == (1, [])
+    [row] = await env.deliveries(event_id=event)
+    assert (row.status, row.leased_by) == ("pending", None)
+
+
 async def test_claims_follow_event_order_and_carry_the_payload(env: Env) -> None:
     account = await env.account()
     hook, _ = await env.webhook(account, URL)

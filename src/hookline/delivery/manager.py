@@ -10,7 +10,8 @@ Life of a delivery
 3. ``claim_due`` leases due deliveries to a worker (``leased_by``/``leased_until``). The worker
    sends at once and heartbeats extend its leases. A worker that dies leaves leases that expire;
    an expired lease is claimable again, so the delivery is re-sent (at least once: duplicates are
-   possible, loss is not).
+   possible, loss is not). The worker runs steps 2 and 3 in one transaction
+   (``dispatch_and_claim``), so a new event waits for one COMMIT before its first attempt.
 4. ``record_outcomes`` stores the attempts and the deliveries' next state for a whole batch of
    sends in one transaction.
 
@@ -37,12 +38,14 @@ the cancel UPDATE takes the same row locks as the claim.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
+    BindParameter,
     ColumnElement,
     and_,
     bindparam,
@@ -76,6 +79,13 @@ IS_UNDISPATCHED = events.c.dispatched == false()
 ID_CHUNK = 500
 LAST_ERROR_LIMIT = 1000
 
+# The worker's statements are built once, at import, with named bind parameters, never per call:
+# building a Core statement costs more than running it (150-450 µs each on the benchmark machine,
+# several per claim cycle; docs/benchmarks.md), and a prebuilt statement's cache key is memoized,
+# so SQLAlchemy's compiled cache serves it at once. Lists go in expanding parameters.
+_NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
+_IDS: BindParameter[Any] = bindparam("ids", expanding=True)
+
 
 def _chunks(items: Sequence[str], size: int = ID_CHUNK) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), size):
@@ -105,57 +115,70 @@ async def dispatch_events(db: Database, *, now: datetime, batch_size: int = 500)
     must all be sorted by id before the first can be taken.
     """
     async with db.begin() as conn:
-        pending = await _lock_undispatched(conn, db.is_sqlite, batch_size)
-        if not pending:
-            return DispatchResult(0, 0)
-        hooks = await _active_webhooks(conn, db.is_sqlite, {row.account_id for row in pending})
-        rows = [
-            _delivery_row(event, hook_id, now)
-            for event in pending
-            for hook_id in _targets(event, hooks)
-        ]
-        if rows:
-            await conn.execute(insert(dlv), rows)
-        event_ids = [row.id for row in pending]
-        for chunk in _chunks(event_ids):
-            await conn.execute(update(events).where(events.c.id.in_(chunk)).values(dispatched=True))
+        return await _dispatch(conn, db.is_sqlite, now, batch_size)
+
+
+async def _dispatch(
+    conn: AsyncConnection, is_sqlite: bool, now: datetime, batch_size: int
+) -> DispatchResult:
+    pending = await _lock_undispatched(conn, is_sqlite, batch_size)
+    if not pending:
+        return DispatchResult(0, 0)
+    hooks = await _active_webhooks(conn, is_sqlite, {row.account_id for row in pending})
+    rows = [
+        _delivery_row(event, hook_id, now)
+        for event in pending
+        for hook_id in _targets(event, hooks)
+    ]
+    if rows:
+        await conn.execute(_INSERT_DELIVERY, rows)
+    event_ids = [row.id for row in pending]
+    for chunk in _chunks(event_ids):
+        await conn.execute(_MARK_DISPATCHED, {"ids": chunk})
     return DispatchResult(len(pending), len(rows))
 
 
-async def _lock_undispatched(conn: AsyncConnection, is_sqlite: bool, limit: int) -> list[Any]:
-    stmt = (
-        select(
-            events.c.id,
-            events.c.account_id,
-            events.c.type,
-            events.c.target_webhook_id,
-            events.c.created_at,
-        )
-        .where(IS_UNDISPATCHED)
-        .order_by(events.c.id)
-        .limit(limit)
+_UNDISPATCHED = (
+    select(
+        events.c.id,
+        events.c.account_id,
+        events.c.type,
+        events.c.target_webhook_id,
+        events.c.created_at,
     )
-    if not is_sqlite:
-        # Several workers dispatch concurrently: each takes a disjoint batch.
-        stmt = stmt.with_for_update(skip_locked=True)
-    return list((await conn.execute(stmt)).all())
+    .where(IS_UNDISPATCHED)
+    .order_by(events.c.id)
+    .limit(bindparam("limit"))
+)
+# Several workers dispatch concurrently: each takes a disjoint batch.
+_UNDISPATCHED_LOCKED = _UNDISPATCHED.with_for_update(skip_locked=True)
+_MARK_DISPATCHED = update(events).where(events.c.id.in_(_IDS)).values(dispatched=True)
+
+_ACTIVE_WEBHOOKS = (
+    select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events)
+    .where(
+        webhooks.c.account_id.in_(bindparam("accounts", expanding=True)),
+        webhooks.c.is_active == true(),
+    )
+    .order_by(webhooks.c.id)
+)
+# FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then cascades its
+# new deliveries) instead of failing our INSERT on the foreign key.
+_ACTIVE_WEBHOOKS_LOCKED = _ACTIVE_WEBHOOKS.with_for_update(read=True, key_share=True)
+
+
+async def _lock_undispatched(conn: AsyncConnection, is_sqlite: bool, limit: int) -> list[Any]:
+    stmt = _UNDISPATCHED if is_sqlite else _UNDISPATCHED_LOCKED
+    return list((await conn.execute(stmt, {"limit": limit})).all())
 
 
 async def _active_webhooks(
     conn: AsyncConnection, is_sqlite: bool, account_ids: set[str]
 ) -> dict[str, list[tuple[str, Any]]]:
     """Active webhooks by account: [(webhook id, subscribed event types)]."""
-    stmt = (
-        select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events)
-        .where(webhooks.c.account_id.in_(sorted(account_ids)), webhooks.c.is_active == true())
-        .order_by(webhooks.c.id)
-    )
-    if not is_sqlite:
-        # FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then cascades
-        # its new deliveries) instead of failing our INSERT on the foreign key.
-        stmt = stmt.with_for_update(read=True, key_share=True)
+    stmt = _ACTIVE_WEBHOOKS if is_sqlite else _ACTIVE_WEBHOOKS_LOCKED
     by_account: dict[str, list[tuple[str, Any]]] = {}
-    for row in (await conn.execute(stmt)).all():
+    for row in (await conn.execute(stmt, {"accounts": sorted(account_ids)})).all():
         by_account.setdefault(row.account_id, []).append((row.id, row.events))
     return by_account
 
@@ -166,6 +189,9 @@ def _targets(event: Any, hooks: Mapping[str, list[tuple[str, Any]]]) -> list[str
         # webhook.test (or any targeted event): that webhook alone, subscribed or not.
         return [hook_id for hook_id, _ in candidates if hook_id == event.target_webhook_id]
     return [hook_id for hook_id, types in candidates if _subscribed(types, event.type)]
+
+
+_INSERT_DELIVERY = insert(dlv)
 
 
 def _delivery_row(event: Any, webhook_id: str, now: datetime) -> dict[str, Any]:
@@ -222,25 +248,25 @@ class ClaimRequest:
     """In-flight sends per webhook in this worker."""
 
 
-def _lease_free(now: datetime) -> ColumnElement[bool]:
-    return or_(dlv.c.leased_until.is_(None), dlv.c.leased_until < now)
+def _lease_free() -> ColumnElement[bool]:
+    return or_(dlv.c.leased_until.is_(None), dlv.c.leased_until < _NOW)
 
 
-def _webhooks_with_due_work(req: ClaimRequest) -> Any:
+def _hooks_with_due_work(skip_saturated: bool) -> Any:
     """Active webhooks with a claimable delivery, the longest-waiting first.
 
     One index probe per webhook (``ix_deliveries_webhook_due``: its first lease-free due row),
     so the cost grows with the number of active webhooks, never with one endpoint's backlog. A
-    webhook whose slots are all busy in this worker is skipped without being probed.
+    webhook whose slots are all busy in this worker (``saturated``) is skipped without being
+    probed.
     """
-    saturated = sorted(hook for hook, n in req.busy.items() if n >= req.per_endpoint)
     first_due = (
         select(dlv.c.next_attempt_at)
         .where(
             dlv.c.webhook_id == webhooks.c.id,
             IS_PENDING,
-            dlv.c.next_attempt_at <= req.now,
-            _lease_free(req.now),
+            dlv.c.next_attempt_at <= _NOW,
+            _lease_free(),
         )
         .order_by(dlv.c.next_attempt_at)
         .limit(1)
@@ -250,37 +276,49 @@ def _webhooks_with_due_work(req: ClaimRequest) -> Any:
     hooks = select(webhooks.c.id, first_due.label("first_due")).where(
         webhooks.c.is_active == true()
     )
-    if saturated:
-        hooks = hooks.where(webhooks.c.id.not_in(saturated))
+    if skip_saturated:
+        hooks = hooks.where(webhooks.c.id.not_in(bindparam("saturated", expanding=True)))
     probed = hooks.subquery("probed")
     return (
         select(probed.c.id)
         .where(probed.c.first_due.is_not(None))
         .order_by(probed.c.first_due, probed.c.id)
-        .limit(req.limit)
+        .limit(bindparam("limit"))
     )
 
 
-def _due_rows(req: ClaimRequest, hook_ids: Sequence[str], is_sqlite: bool) -> Any:
-    """Each webhook's oldest claimable deliveries, up to its free slots, in one statement."""
+_HOOKS_WITH_DUE_WORK = {flag: _hooks_with_due_work(flag) for flag in (False, True)}
+
+
+@functools.lru_cache(maxsize=256)
+def _due_rows(hooks: int, is_sqlite: bool) -> Any:
+    """Each of ``hooks`` webhooks' oldest claimable deliveries, up to its free slots, in one
+    statement (parameters ``hook_<i>`` and ``limit_<i>``); built once per count."""
     parts = []
-    for hook in hook_ids:
+    for i in range(hooks):
         part = (
             select(dlv.c.id, dlv.c.next_attempt_at)
             .where(
-                dlv.c.webhook_id == hook,
+                dlv.c.webhook_id == bindparam(f"hook_{i}"),
                 IS_PENDING,
-                dlv.c.next_attempt_at <= req.now,
-                _lease_free(req.now),
+                dlv.c.next_attempt_at <= _NOW,
+                _lease_free(),
             )
             .order_by(dlv.c.next_attempt_at, dlv.c.id)
-            .limit(req.per_endpoint - req.busy.get(hook, 0))
+            .limit(bindparam(f"limit_{i}"))
         )
         if not is_sqlite:
             # Concurrent workers take disjoint rows without waiting for each other.
             part = part.with_for_update(of=dlv, skip_locked=True)
         parts.append(part.subquery().select())
     return union_all(*parts) if len(parts) > 1 else parts[0]
+
+
+_LEASE = (
+    update(dlv)
+    .where(dlv.c.id.in_(_IDS))
+    .values(leased_by=bindparam("b_worker"), leased_until=bindparam("b_until"), updated_at=_NOW)
+)
 
 
 async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
@@ -295,50 +333,76 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     if req.limit <= 0:
         return []
     async with db.begin() as conn:
-        hook_ids = list((await conn.execute(_webhooks_with_due_work(req))).scalars())
-        if not hook_ids:
-            return []
-        rows = (await conn.execute(_due_rows(req, hook_ids, db.is_sqlite))).all()
-        oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
-        picked = [row.id for row in oldest_first[: req.limit]]
-        if not picked:
-            return []
-        await conn.execute(
-            update(dlv)
-            .where(dlv.c.id.in_(picked))
-            .values(
-                leased_by=req.worker_id,
-                leased_until=req.now + timedelta(seconds=req.lease_seconds),
-                updated_at=req.now,
-            )
+        return await _claim(conn, db.is_sqlite, req)
+
+
+async def _claim(conn: AsyncConnection, is_sqlite: bool, req: ClaimRequest) -> list[Claim]:
+    if req.limit <= 0:
+        return []
+    saturated = sorted(hook for hook, n in req.busy.items() if n >= req.per_endpoint)
+    probe: dict[str, Any] = {"now": req.now, "limit": req.limit}
+    if saturated:
+        probe["saturated"] = saturated
+    hook_ids = list((await conn.execute(_HOOKS_WITH_DUE_WORK[bool(saturated)], probe)).scalars())
+    if not hook_ids:
+        return []
+    due: dict[str, Any] = {"now": req.now}
+    for i, hook in enumerate(hook_ids):
+        due[f"hook_{i}"] = hook
+        due[f"limit_{i}"] = req.per_endpoint - req.busy.get(hook, 0)
+    rows = (await conn.execute(_due_rows(len(hook_ids), is_sqlite), due)).all()
+    oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
+    picked = [row.id for row in oldest_first[: req.limit]]
+    if not picked:
+        return []
+    until = req.now + timedelta(seconds=req.lease_seconds)
+    await conn.execute(
+        _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
+    )
+    return await _load_claims(conn, picked)
+
+
+async def dispatch_and_claim(
+    db: Database, req: ClaimRequest, *, batch_size: int = 500
+) -> tuple[DispatchResult, list[Claim]]:
+    """``dispatch_events`` then ``claim_due`` in one transaction: what the worker runs.
+
+    A new event's first attempt then waits for one COMMIT instead of two (on SQLite, where every
+    write transaction queues for the single writer, that is a large part of commit-to-receipt
+    latency). Dispatch runs even when ``req.limit`` is 0, so events become deliveries (visible in
+    the API as pending) while every send slot is busy.
+    """
+    async with db.begin() as conn:
+        dispatched = await _dispatch(conn, db.is_sqlite, req.now, batch_size)
+        return dispatched, await _claim(conn, db.is_sqlite, req)
+
+
+_CLAIMS = (
+    select(
+        dlv.c.id,
+        dlv.c.webhook_id,
+        dlv.c.attempts,
+        webhooks.c.url,
+        webhooks.c.secret_enc,
+        webhooks.c.previous_secret_enc,
+        webhooks.c.previous_secret_expires_at,
+        events.c.id.label("event_id"),
+        events.c.type,
+        events.c.created_at,
+        events.c.data,
+        events.c.previous_attributes,
+    )
+    .select_from(
+        dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id).join(
+            events, events.c.id == dlv.c.event_id
         )
-        return await _load_claims(conn, picked)
+    )
+    .where(dlv.c.id.in_(_IDS))
+    .order_by(dlv.c.next_attempt_at, dlv.c.id)
+)
 
 
 async def _load_claims(conn: AsyncConnection, delivery_ids: Sequence[str]) -> list[Claim]:
-    stmt = (
-        select(
-            dlv.c.id,
-            dlv.c.webhook_id,
-            dlv.c.attempts,
-            webhooks.c.url,
-            webhooks.c.secret_enc,
-            webhooks.c.previous_secret_enc,
-            webhooks.c.previous_secret_expires_at,
-            events.c.id.label("event_id"),
-            events.c.type,
-            events.c.created_at,
-            events.c.data,
-            events.c.previous_attributes,
-        )
-        .select_from(
-            dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id).join(
-                events, events.c.id == dlv.c.event_id
-            )
-        )
-        .where(dlv.c.id.in_(delivery_ids))
-        .order_by(dlv.c.next_attempt_at, dlv.c.id)
-    )
     return [
         Claim(
             delivery_id=row.id,
@@ -354,16 +418,17 @@ async def _load_claims(conn: AsyncConnection, delivery_ids: Sequence[str]) -> li
             data=row.data,
             previous_attributes=row.previous_attributes,
         )
-        for row in (await conn.execute(stmt)).all()
+        for row in (await conn.execute(_CLAIMS, {"ids": list(delivery_ids)})).all()
     ]
+
+
+_NEXT_DUE = select(func.min(dlv.c.next_attempt_at)).where(IS_PENDING, dlv.c.next_attempt_at > _NOW)
 
 
 async def next_due_at(db: Database, now: datetime) -> datetime | None:
     """When the earliest scheduled (future) attempt falls due, to sleep exactly until then."""
     async with db.read() as conn:
-        value = await conn.scalar(
-            select(func.min(dlv.c.next_attempt_at)).where(IS_PENDING, dlv.c.next_attempt_at > now)
-        )
+        value = await conn.scalar(_NEXT_DUE, {"now": now})
     return value if isinstance(value, datetime) else None
 
 
@@ -415,12 +480,10 @@ async def record_outcomes(
         current = await _lock_deliveries(conn, db.is_sqlite, [r.delivery_id for r in records])
         existing = [r for r in records if r.delivery_id in current]
         if existing:
-            await conn.execute(insert(delivery_attempts), [_attempt_row(r) for r in existing])
+            await conn.execute(_INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
         owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
         if owned:
-            await conn.execute(
-                _transition_statement(worker_id), [_transition_row(r, now) for r in owned]
-            )
+            await conn.execute(_TRANSITION, [_transition_row(r, worker_id, now) for r in owned])
         disabled = await _update_webhook_health(conn, existing, now, disable_after)
     return OutcomeSummary(len(existing), tuple(disabled))
 
@@ -430,13 +493,16 @@ async def _lock_deliveries(
 ) -> dict[str, tuple[str | None, str]]:
     """{delivery id: (leased_by, status)} for those that still exist, locked on PostgreSQL."""
     found: dict[str, tuple[str | None, str]] = {}
+    stmt = _DELIVERY_STATES if is_sqlite else _DELIVERY_STATES_LOCKED
     for chunk in _chunks(delivery_ids):
-        stmt = select(dlv.c.id, dlv.c.leased_by, dlv.c.status).where(dlv.c.id.in_(chunk))
-        if not is_sqlite:
-            stmt = stmt.with_for_update()
-        for row in (await conn.execute(stmt)).all():
+        for row in (await conn.execute(stmt, {"ids": chunk})).all():
             found[row.id] = (row.leased_by, row.status)
     return found
+
+
+_DELIVERY_STATES = select(dlv.c.id, dlv.c.leased_by, dlv.c.status).where(dlv.c.id.in_(_IDS))
+_DELIVERY_STATES_LOCKED = _DELIVERY_STATES.with_for_update()
+_INSERT_ATTEMPT = insert(delivery_attempts)
 
 
 def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
@@ -456,32 +522,37 @@ def _cut(text: str | None, limit: int = LAST_ERROR_LIMIT) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _transition_statement(worker_id: str) -> Any:
-    return (
-        update(dlv)
-        .where(dlv.c.id == bindparam("b_id"), dlv.c.leased_by == worker_id)
-        .values(
-            status=bindparam("b_status"),
-            attempts=dlv.c.attempts + 1,
-            next_attempt_at=bindparam("b_next"),
-            last_status_code=bindparam("b_code"),
-            last_error=bindparam("b_error"),
-            leased_by=None,
-            leased_until=None,
-            updated_at=bindparam("b_now"),
-        )
+_TRANSITION = (
+    update(dlv)
+    .where(dlv.c.id == bindparam("b_id"), dlv.c.leased_by == bindparam("b_worker"))
+    .values(
+        status=bindparam("b_status"),
+        attempts=dlv.c.attempts + 1,
+        next_attempt_at=bindparam("b_next"),
+        last_status_code=bindparam("b_code"),
+        last_error=bindparam("b_error"),
+        leased_by=None,
+        leased_until=None,
+        updated_at=bindparam("b_now"),
     )
+)
 
 
-def _transition_row(record: AttemptRecord, now: datetime) -> dict[str, Any]:
+def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dict[str, Any]:
     return {
         "b_id": record.delivery_id,
+        "b_worker": worker_id,
         "b_status": record.decision.status,
         "b_next": record.next_attempt_at if record.decision.status == "pending" else None,
         "b_code": record.result.status_code,
         "b_error": _cut(record.result.error_message),
         "b_now": now,
     }
+
+
+_WEBHOOK_HEALTH = select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.is_active).where(
+    webhooks.c.id.in_(_IDS)
+)
 
 
 async def _update_webhook_health(
@@ -495,13 +566,7 @@ async def _update_webhook_health(
     if not records:
         return []
     hook_ids = sorted({r.webhook_id for r in records})
-    rows = (
-        await conn.execute(
-            select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.is_active).where(
-                webhooks.c.id.in_(hook_ids)
-            )
-        )
-    ).all()
+    rows = (await conn.execute(_WEBHOOK_HEALTH, {"ids": hook_ids})).all()
     disabled: list[str] = []
     for row in rows:
         mine = sorted((r for r in records if r.webhook_id == row.id), key=lambda r: r.finished_at)

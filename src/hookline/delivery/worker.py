@@ -2,9 +2,10 @@
 
 Loops (tasks), as in procrastinate's worker:
 
-* dispatcher: outbox events -> deliveries (``manager.dispatch_events``).
-* claimer: leases due deliveries, never more than there are free send slots (global and per
-  endpoint), and starts each POST immediately (see the deletion argument in ``manager``).
+* scheduler: in one transaction (``manager.dispatch_and_claim``), fans outbox events out into
+  deliveries and leases due deliveries, never more than there are free send slots (global and per
+  endpoint); then starts each POST immediately (see the deletion argument in ``manager``). One
+  transaction, not two: a new event's first attempt waits for one COMMIT.
 * sends: one task per claimed delivery; the finished attempt goes to a buffer.
 * recorder: stores everything in the buffer in one transaction (group commit), repeatedly.
 * heartbeat: keeps this worker's leases alive; a dead worker's leases expire and others resend.
@@ -123,8 +124,7 @@ class Worker:
         self._lease = lease_seconds_for(settings)
         self._poll = settings.delivery_poll_seconds
         self._disable_after = timedelta(hours=settings.disable_after_hours)
-        self._dispatch_wake = self.wakeup.subscribe()
-        self._claim_wake = self.wakeup.subscribe()
+        self._wake = self.wakeup.subscribe()
         self._results_ready = asyncio.Event()
         self._stopping = asyncio.Event()
         self._draining = False
@@ -150,8 +150,7 @@ class Worker:
             self.db, self.id, hostname=socket.gethostname(), pid=os.getpid(), now=utcnow()
         )
         self._started = True
-        self._spawn("dispatcher", self._dispatch_loop)
-        self._spawn("claimer", self._claim_loop)
+        self._spawn("scheduler", self._schedule_loop)
         self._spawn("recorder", self._record_loop)
         self._spawn("heartbeat", self._heartbeat_loop)
         self._spawn("pruner", self._prune_loop)
@@ -166,9 +165,8 @@ class Worker:
             return
         self._started = False
         self._stopping.set()
-        self._dispatch_wake.set()
-        self._claim_wake.set()
-        await self._join("dispatcher", "claimer")
+        self._wake.set()
+        await self._join("scheduler")
         if grace is None:
             grace = self.settings.delivery_total_timeout + 1
         await self._finish_sends(grace)
@@ -248,48 +246,31 @@ class Worker:
         self._held.clear()
 
     async def _unsubscribe(self) -> None:
-        self.wakeup.unsubscribe(self._dispatch_wake)
-        self.wakeup.unsubscribe(self._claim_wake)
+        self.wakeup.unsubscribe(self._wake)
         if self._owns_wakeup:
             await self.wakeup.close()
 
-    # -- dispatcher ---------------------------------------------------------------------------
+    # -- scheduler and sends ------------------------------------------------------------------
 
-    async def _dispatch_loop(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                result = await manager.dispatch_events(
-                    self.db, now=utcnow(), batch_size=DISPATCH_BATCH
-                )
-            except Exception:
-                log.exception("dispatching events failed")
-                await _wait(self._stopping, ERROR_BACKOFF_SECONDS)
-                continue
-            if result.deliveries:
-                self._claim_wake.set()
-            if result.events >= DISPATCH_BATCH:
-                continue  # a backlog: keep going without waiting
-            await _wait(self._dispatch_wake, self._poll)
-
-    # -- claimer and sends --------------------------------------------------------------------
-
-    async def _claim_loop(self) -> None:
+    async def _schedule_loop(self) -> None:
         concurrency = self.settings.delivery_concurrency
         while not self._stopping.is_set():
-            free = concurrency - len(self._sends)
-            claims: list[Claim] = []
-            if free > 0:
-                try:
-                    claims = await manager.claim_due(self.db, self._claim_request(free))
-                except Exception:
-                    log.exception("claiming deliveries failed")
-                    await _wait(self._stopping, ERROR_BACKOFF_SECONDS)
-                    continue
+            free = max(0, concurrency - len(self._sends))
+            try:
+                dispatched, claims = await manager.dispatch_and_claim(
+                    self.db, self._claim_request(free), batch_size=DISPATCH_BATCH
+                )
+            except Exception:
+                log.exception("dispatching or claiming deliveries failed")
+                await _wait(self._stopping, ERROR_BACKOFF_SECONDS)
+                continue
             for claim in claims:
                 self._start_send(claim)
+            if dispatched.events >= DISPATCH_BATCH:
+                continue  # an outbox backlog: keep going without waiting
             if free > 0 and len(claims) == free:
                 continue  # maybe more are due: claim again as soon as slots free up
-            await _wait(self._claim_wake, await self._idle_timeout())
+            await _wait(self._wake, await self._idle_timeout())
 
     def _claim_request(self, free: int) -> ClaimRequest:
         return ClaimRequest(
@@ -337,7 +318,7 @@ class Worker:
             self._busy[claim.webhook_id] -= 1
             if self._busy[claim.webhook_id] <= 0:
                 del self._busy[claim.webhook_id]
-            self._claim_wake.set()  # a slot is free
+            self._wake.set()  # a slot is free
 
     async def _attempt(self, claim: Claim) -> AttemptResult:
         body = self._body(claim)
@@ -433,7 +414,7 @@ class Worker:
                 metrics.DELIVERIES.labels(outcome=record.decision.status).inc()
         for webhook_id in summary.disabled_webhooks:
             log.warning("webhook %s disabled", webhook_id)
-        self._claim_wake.set()  # new retry times may be earlier than the claimer's sleep
+        self._wake.set()  # new retry times may be earlier than the scheduler's sleep
         return True
 
     # -- heartbeat, pruning, LISTEN -----------------------------------------------------------
@@ -485,8 +466,7 @@ class Worker:
         )
 
         def on_notify(*_: Any) -> None:
-            self._dispatch_wake.set()
-            self._claim_wake.set()
+            self._wake.set()
 
         while True:
             conn: Any = None
