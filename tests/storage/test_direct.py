@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 
 from hookline import ids
 from hookline.domain import contacts as contacts_domain
@@ -20,6 +20,23 @@ _BY_ID = direct.DirectStatement(
     )
 )
 _INSERT = direct.DirectStatement(contacts.insert())
+# A list parameter (IN), a literal inside the statement (LIMIT 2) and a JSON column.
+_BY_IDS = direct.DirectStatement(
+    select(contacts.c.id, contacts.c.tags, contacts.c.updated_at)
+    .where(contacts.c.id.in_(bindparam("ids", expanding=True)))
+    .order_by(contacts.c.id)
+    .limit(2)
+)
+_RENAME = direct.DirectStatement(
+    update(contacts)
+    .where(contacts.c.id.in_(bindparam("ids", expanding=True)))
+    .values(first_name=bindparam("b_name"), last_name=None)
+)
+_RENAME_ONE = direct.DirectStatement(
+    update(contacts)
+    .where(contacts.c.id == bindparam("b_id"))
+    .values(first_name=bindparam("b_name"))
+)
 
 
 def _row(account_id: str, when: datetime) -> dict[str, object]:
@@ -91,3 +108,29 @@ async def test_a_direct_read_sees_a_commit_at_once(db: Database, account: Accoun
         await direct.execute(conn, _INSERT, row)
     found = await direct.fetch_one(db, _BY_ID, {"id": row["id"]})
     assert found is not None and found.id == row["id"]
+
+
+async def test_direct_statements_in_a_transaction_match_sqlalchemy(
+    db: Database, account: Account
+) -> None:
+    """What the delivery worker relies on: lists, literals, executemany and row counts."""
+    when = datetime(2026, 3, 4, 5, 6, 7, 891000, tzinfo=UTC)
+    rows = [_row(account.id, when) for _ in range(3)]
+    async with db.begin() as conn:
+        await direct.execute_many(conn, _INSERT, rows)
+        ids_ = sorted(str(r["id"]) for r in rows)
+        through_driver = await direct.fetch_all(conn, _BY_IDS, {"ids": ids_})
+        through_sqlalchemy = (await conn.execute(_BY_IDS.statement, {"ids": ids_})).all()
+        changed = await direct.execute(conn, _RENAME, {"ids": ids_[:2], "b_name": "Grace"})
+        await direct.execute_many(conn, _RENAME_ONE, [{"b_id": ids_[2], "b_name": "Edsger"}])
+    assert [tuple(r) for r in through_driver] == [tuple(r) for r in through_sqlalchemy]
+    assert [r.id for r in through_driver] == ids_[:2]  # LIMIT 2 applied
+    assert through_driver[0].tags == ["vip", "math"] and through_driver[0].updated_at == when
+    assert changed == 2
+    async with db.read() as conn:
+        names = (
+            await conn.execute(
+                select(contacts.c.id, contacts.c.first_name).where(contacts.c.id.in_(ids_))
+            )
+        ).all()
+    assert sorted(names) == [(ids_[0], "Grace"), (ids_[1], "Grace"), (ids_[2], "Edsger")]

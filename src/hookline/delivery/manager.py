@@ -65,7 +65,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from hookline import ids
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
+from hookline.storage import direct
 from hookline.storage.db import Database
+from hookline.storage.direct import DirectStatement
 from hookline.storage.models import deliveries as dlv
 from hookline.storage.models import delivery_attempts, events, webhooks, workers
 from hookline.timeutil import iso
@@ -81,8 +83,9 @@ LAST_ERROR_LIMIT = 1000
 
 # The worker's statements are built once, at import, with named bind parameters, never per call:
 # building a Core statement costs more than running it (150-450 µs each on the benchmark machine,
-# several per claim cycle; docs/benchmarks.md), and a prebuilt statement's cache key is memoized,
-# so SQLAlchemy's compiled cache serves it at once. Lists go in expanding parameters.
+# several per claim cycle; docs/benchmarks.md). Lists go in expanding parameters. The hot ones
+# are ``DirectStatement``s: on SQLite they run straight on the ``sqlite3`` connection of the
+# transaction, skipping SQLAlchemy's execution layer (``storage.direct``).
 _NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
 _IDS: BindParameter[Any] = bindparam("ids", expanding=True)
 
@@ -131,10 +134,10 @@ async def _dispatch(
         for hook_id in _targets(event, hooks)
     ]
     if rows:
-        await conn.execute(_INSERT_DELIVERY, rows)
+        await direct.execute_many(conn, _INSERT_DELIVERY, rows)
     event_ids = [row.id for row in pending]
     for chunk in _chunks(event_ids):
-        await conn.execute(_MARK_DISPATCHED, {"ids": chunk})
+        await direct.execute(conn, _MARK_DISPATCHED, {"ids": chunk})
     return DispatchResult(len(pending), len(rows))
 
 
@@ -150,9 +153,14 @@ _UNDISPATCHED = (
     .order_by(events.c.id)
     .limit(bindparam("limit"))
 )
-# Several workers dispatch concurrently: each takes a disjoint batch.
-_UNDISPATCHED_LOCKED = _UNDISPATCHED.with_for_update(skip_locked=True)
-_MARK_DISPATCHED = update(events).where(events.c.id.in_(_IDS)).values(dispatched=True)
+_UNDISPATCHED_BY_DIALECT = {
+    True: DirectStatement(_UNDISPATCHED),
+    # Several workers dispatch concurrently: each takes a disjoint batch.
+    False: DirectStatement(_UNDISPATCHED.with_for_update(skip_locked=True)),
+}
+_MARK_DISPATCHED = DirectStatement(
+    update(events).where(events.c.id.in_(_IDS)).values(dispatched=True)
+)
 
 _ACTIVE_WEBHOOKS = (
     select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events)
@@ -162,23 +170,25 @@ _ACTIVE_WEBHOOKS = (
     )
     .order_by(webhooks.c.id)
 )
-# FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then cascades its
-# new deliveries) instead of failing our INSERT on the foreign key.
-_ACTIVE_WEBHOOKS_LOCKED = _ACTIVE_WEBHOOKS.with_for_update(read=True, key_share=True)
+_ACTIVE_WEBHOOKS_BY_DIALECT = {
+    True: DirectStatement(_ACTIVE_WEBHOOKS),
+    # FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then cascades
+    # its new deliveries) instead of failing our INSERT on the foreign key.
+    False: DirectStatement(_ACTIVE_WEBHOOKS.with_for_update(read=True, key_share=True)),
+}
 
 
 async def _lock_undispatched(conn: AsyncConnection, is_sqlite: bool, limit: int) -> list[Any]:
-    stmt = _UNDISPATCHED if is_sqlite else _UNDISPATCHED_LOCKED
-    return list((await conn.execute(stmt, {"limit": limit})).all())
+    return await direct.fetch_all(conn, _UNDISPATCHED_BY_DIALECT[is_sqlite], {"limit": limit})
 
 
 async def _active_webhooks(
     conn: AsyncConnection, is_sqlite: bool, account_ids: set[str]
 ) -> dict[str, list[tuple[str, Any]]]:
     """Active webhooks by account: [(webhook id, subscribed event types)]."""
-    stmt = _ACTIVE_WEBHOOKS if is_sqlite else _ACTIVE_WEBHOOKS_LOCKED
+    stmt = _ACTIVE_WEBHOOKS_BY_DIALECT[is_sqlite]
     by_account: dict[str, list[tuple[str, Any]]] = {}
-    for row in (await conn.execute(stmt, {"accounts": sorted(account_ids)})).all():
+    for row in await direct.fetch_all(conn, stmt, {"accounts": sorted(account_ids)}):
         by_account.setdefault(row.account_id, []).append((row.id, row.events))
     return by_account
 
@@ -191,7 +201,7 @@ def _targets(event: Any, hooks: Mapping[str, list[tuple[str, Any]]]) -> list[str
     return [hook_id for hook_id, types in candidates if _subscribed(types, event.type)]
 
 
-_INSERT_DELIVERY = insert(dlv)
+_INSERT_DELIVERY = DirectStatement(insert(dlv))
 
 
 def _delivery_row(event: Any, webhook_id: str, now: datetime) -> dict[str, Any]:
@@ -287,11 +297,11 @@ def _hooks_with_due_work(skip_saturated: bool) -> Any:
     )
 
 
-_HOOKS_WITH_DUE_WORK = {flag: _hooks_with_due_work(flag) for flag in (False, True)}
+_HOOKS_WITH_DUE_WORK = {flag: DirectStatement(_hooks_with_due_work(flag)) for flag in (False, True)}
 
 
 @functools.lru_cache(maxsize=256)
-def _due_rows(hooks: int, is_sqlite: bool) -> Any:
+def _due_rows(hooks: int, is_sqlite: bool) -> DirectStatement:
     """Each of ``hooks`` webhooks' oldest claimable deliveries, up to its free slots, in one
     statement (parameters ``hook_<i>`` and ``limit_<i>``); built once per count."""
     parts = []
@@ -311,10 +321,10 @@ def _due_rows(hooks: int, is_sqlite: bool) -> Any:
             # Concurrent workers take disjoint rows without waiting for each other.
             part = part.with_for_update(of=dlv, skip_locked=True)
         parts.append(part.subquery().select())
-    return union_all(*parts) if len(parts) > 1 else parts[0]
+    return DirectStatement(union_all(*parts) if len(parts) > 1 else parts[0])
 
 
-_LEASE = (
+_LEASE = DirectStatement(
     update(dlv)
     .where(dlv.c.id.in_(_IDS))
     .values(leased_by=bindparam("b_worker"), leased_until=bindparam("b_until"), updated_at=_NOW)
@@ -343,21 +353,23 @@ async def _claim(conn: AsyncConnection, is_sqlite: bool, req: ClaimRequest) -> l
     probe: dict[str, Any] = {"now": req.now, "limit": req.limit}
     if saturated:
         probe["saturated"] = saturated
-    hook_ids = list((await conn.execute(_HOOKS_WITH_DUE_WORK[bool(saturated)], probe)).scalars())
+    hook_ids = [
+        row.id for row in await direct.fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
+    ]
     if not hook_ids:
         return []
     due: dict[str, Any] = {"now": req.now}
     for i, hook in enumerate(hook_ids):
         due[f"hook_{i}"] = hook
         due[f"limit_{i}"] = req.per_endpoint - req.busy.get(hook, 0)
-    rows = (await conn.execute(_due_rows(len(hook_ids), is_sqlite), due)).all()
+    rows = await direct.fetch_all(conn, _due_rows(len(hook_ids), is_sqlite), due)
     oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
     picked = [row.id for row in oldest_first[: req.limit]]
     if not picked:
         return []
     until = req.now + timedelta(seconds=req.lease_seconds)
-    await conn.execute(
-        _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
+    await direct.execute(
+        conn, _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
     )
     return await _load_claims(conn, picked)
 
@@ -377,7 +389,7 @@ async def dispatch_and_claim(
         return dispatched, await _claim(conn, db.is_sqlite, req)
 
 
-_CLAIMS = (
+_CLAIMS = DirectStatement(
     select(
         dlv.c.id,
         dlv.c.webhook_id,
@@ -418,7 +430,7 @@ async def _load_claims(conn: AsyncConnection, delivery_ids: Sequence[str]) -> li
             data=row.data,
             previous_attributes=row.previous_attributes,
         )
-        for row in (await conn.execute(_CLAIMS, {"ids": list(delivery_ids)})).all()
+        for row in await direct.fetch_all(conn, _CLAIMS, {"ids": list(delivery_ids)})
     ]
 
 
@@ -480,10 +492,12 @@ async def record_outcomes(
         current = await _lock_deliveries(conn, db.is_sqlite, [r.delivery_id for r in records])
         existing = [r for r in records if r.delivery_id in current]
         if existing:
-            await conn.execute(_INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
+            await direct.execute_many(conn, _INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
         owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
         if owned:
-            await conn.execute(_TRANSITION, [_transition_row(r, worker_id, now) for r in owned])
+            await direct.execute_many(
+                conn, _TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
+            )
         disabled = await _update_webhook_health(conn, existing, now, disable_after)
     return OutcomeSummary(len(existing), tuple(disabled))
 
@@ -493,16 +507,23 @@ async def _lock_deliveries(
 ) -> dict[str, tuple[str | None, str]]:
     """{delivery id: (leased_by, status)} for those that still exist, locked on PostgreSQL."""
     found: dict[str, tuple[str | None, str]] = {}
-    stmt = _DELIVERY_STATES if is_sqlite else _DELIVERY_STATES_LOCKED
+    stmt = _DELIVERY_STATES_BY_DIALECT[is_sqlite]
     for chunk in _chunks(delivery_ids):
-        for row in (await conn.execute(stmt, {"ids": chunk})).all():
+        for row in await direct.fetch_all(conn, stmt, {"ids": chunk}):
             found[row.id] = (row.leased_by, row.status)
     return found
 
 
 _DELIVERY_STATES = select(dlv.c.id, dlv.c.leased_by, dlv.c.status).where(dlv.c.id.in_(_IDS))
-_DELIVERY_STATES_LOCKED = _DELIVERY_STATES.with_for_update()
-_INSERT_ATTEMPT = insert(delivery_attempts)
+_DELIVERY_STATES_BY_DIALECT = {
+    True: DirectStatement(_DELIVERY_STATES),
+    False: DirectStatement(_DELIVERY_STATES.with_for_update()),
+}
+# Every column but the autoincrement id: what ``_attempt_row`` supplies.
+_INSERT_ATTEMPT = DirectStatement(
+    insert(delivery_attempts),
+    column_keys=[c.name for c in delivery_attempts.c if c.name != "id"],
+)
 
 
 def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
@@ -522,7 +543,7 @@ def _cut(text: str | None, limit: int = LAST_ERROR_LIMIT) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-_TRANSITION = (
+_TRANSITION = DirectStatement(
     update(dlv)
     .where(dlv.c.id == bindparam("b_id"), dlv.c.leased_by == bindparam("b_worker"))
     .values(
@@ -550,8 +571,10 @@ def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dic
     }
 
 
-_WEBHOOK_HEALTH = select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.is_active).where(
-    webhooks.c.id.in_(_IDS)
+_WEBHOOK_HEALTH = DirectStatement(
+    select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.is_active).where(
+        webhooks.c.id.in_(_IDS)
+    )
 )
 
 
@@ -566,7 +589,7 @@ async def _update_webhook_health(
     if not records:
         return []
     hook_ids = sorted({r.webhook_id for r in records})
-    rows = (await conn.execute(_WEBHOOK_HEALTH, {"ids": hook_ids})).all()
+    rows = await direct.fetch_all(conn, _WEBHOOK_HEALTH, {"ids": hook_ids})
     disabled: list[str] = []
     for row in rows:
         mine = sorted((r for r in records if r.webhook_id == row.id), key=lambda r: r.finished_at)

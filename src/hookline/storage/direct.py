@@ -12,26 +12,33 @@ hot statements skip that layer:
   (SQLite: one inline ``sqlite3`` connection in autocommit mode, so each SELECT is its own
   snapshot; PostgreSQL: an asyncpg pool with prepared statements). Given a SQLAlchemy connection,
   for callers already inside a transaction, it runs the statement on that connection.
-* ``execute(conn, ...)`` runs a write inside the caller's transaction. On SQLite the statement goes
-  straight to the ``sqlite3`` connection that holds the transaction (it runs inline anyway, see
-  ``storage.db``); on PostgreSQL it goes through SQLAlchemy, which owns the transaction there.
+* ``execute(conn, ...)``, ``execute_many(conn, ...)`` and ``fetch_all(conn, ...)`` run inside the
+  caller's transaction. On SQLite the statement goes straight to the ``sqlite3`` connection that
+  holds the transaction (it runs inline anyway, see ``storage.db``); on PostgreSQL it goes through
+  SQLAlchemy, which owns the transaction there. The delivery worker's statements run this way.
+
+Expanding parameters (``bindparam("ids", expanding=True)`` for ``IN`` lists) are rendered per
+call by SQLAlchemy's own ``construct_expanded_state``; literal values inside a statement (a
+``LIMIT 1``) are filled in from the statement.
 """
 
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql import Insert, Select
+from sqlalchemy.sql import CompoundSelect, Insert, Select, Update
+from sqlalchemy.sql.compiler import SQLCompiler
 
 if TYPE_CHECKING:
     from hookline.storage.db import Database
 
 Processor = Callable[[Any], Any] | None
+Statement = Select[Any] | CompoundSelect[Any] | Insert | Update
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,12 +50,32 @@ class Compiled:
     row: Any
     """A namedtuple class for the selected columns (None for writes)."""
     decoders: tuple[Processor, ...]
+    defaults: Mapping[str, Any]
+    """Values of the statement's own literal parameters (e.g. ``LIMIT 1``)."""
+    expanding: SQLCompiler | None
+    """Set when a parameter is a list (``IN``): the SQL is then rendered per call."""
+    binder_of: Mapping[str, Processor]
 
     def arguments(self, params: Mapping[str, Any]) -> list[Any]:
+        if self.defaults:
+            params = {**self.defaults, **params}
         return [
             value if binder is None else binder(value)
             for binder, value in zip(self.binders, (params[n] for n in self.names), strict=True)
         ]
+
+    def render(self, params: Mapping[str, Any]) -> tuple[str, list[Any]]:
+        """The SQL and positional arguments for one call."""
+        if self.expanding is None:
+            return self.sql, self.arguments(params)
+        state = self.expanding.construct_expanded_state({**self.defaults, **params})
+        processors = state.processors or {}
+        arguments = []
+        for name in state.positiontup or ():
+            value = state.parameters[name]
+            binder = processors.get(name) or self.binder_of.get(name)
+            arguments.append(value if binder is None else binder(value))
+        return state.statement, arguments
 
     def decode(self, values: Any) -> Any:
         return self.row._make(
@@ -58,10 +85,14 @@ class Compiled:
 
 
 class DirectStatement:
-    """A Core ``Select`` or ``Insert`` with named bind parameters, compiled once per dialect."""
+    """A Core statement with named bind parameters, compiled once per dialect.
 
-    def __init__(self, statement: Select[Any] | Insert) -> None:
+    ``column_keys``: for an ``Insert``, the columns the rows supply (default: every column).
+    """
+
+    def __init__(self, statement: Statement, *, column_keys: list[str] | None = None) -> None:
         self.statement = statement
+        self._column_keys = column_keys
         self._compiled: dict[str, Compiled] = {}
 
     def compiled(self, dialect: Dialect) -> Compiled:
@@ -71,21 +102,31 @@ class DirectStatement:
         return found
 
     def _compile(self, dialect: Dialect) -> Compiled:
-        compiled = self.statement.compile(dialect=dialect)
+        compiled = self.statement.compile(dialect=dialect, column_keys=self._column_keys)
+        assert isinstance(compiled, SQLCompiler)
         names = tuple(compiled.positiontup or ())
-        binders = tuple(
-            compiled.binds[name].type.dialect_impl(dialect).bind_processor(dialect)
-            for name in names
-        )
+        binder_of = {
+            name: bind.type.dialect_impl(dialect).bind_processor(dialect)
+            for name, bind in compiled.binds.items()
+        }
+        binders = tuple(binder_of[name] for name in names)
+        defaults = {
+            name: bind.effective_value
+            for name, bind in compiled.binds.items()
+            if name in names and not bind.required
+        }
+        expanding = compiled if any(b.expanding for b in compiled.binds.values()) else None
         row_class: Any = None
         decoders: tuple[Processor, ...] = ()
-        if isinstance(self.statement, Select):
+        if isinstance(self.statement, Select | CompoundSelect):
             columns = list(self.statement.selected_columns)
             row_class = _row_class([str(c.key) for c in columns])
             decoders = tuple(
                 c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
             )
-        return Compiled(compiled.string, names, binders, row_class, decoders)
+        return Compiled(
+            compiled.string, names, binders, row_class, decoders, defaults, expanding, binder_of
+        )
 
 
 def _row_class(names: list[str]) -> Any:
@@ -102,14 +143,44 @@ async def fetch_one(
     return await source.fetch_one(statement, params)
 
 
+def _sqlite3_connection(conn: AsyncConnection) -> Any:
+    """The ``sqlite3`` connection holding ``conn``'s transaction, or None (PostgreSQL)."""
+    driver = conn.sync_connection.connection.driver_connection if conn.sync_connection else None
+    return getattr(driver, "sqlite3_connection", None)
+
+
 async def execute(
     conn: AsyncConnection, statement: DirectStatement, params: Mapping[str, Any]
-) -> None:
-    """Run a write in ``conn``'s transaction."""
-    driver = conn.sync_connection.connection.driver_connection if conn.sync_connection else None
-    raw = getattr(driver, "sqlite3_connection", None)
+) -> int:
+    """Run a write in ``conn``'s transaction; returns the number of rows it changed."""
+    raw = _sqlite3_connection(conn)
     if raw is None:
-        await conn.execute(statement.statement, dict(params))
+        return int((await conn.execute(statement.statement, dict(params))).rowcount or 0)
+    sql, arguments = statement.compiled(conn.dialect).render(params)
+    return int(raw.execute(sql, arguments).rowcount)
+
+
+async def execute_many(
+    conn: AsyncConnection, statement: DirectStatement, rows: Sequence[Mapping[str, Any]]
+) -> None:
+    """Run a write once per row (``executemany``) in ``conn``'s transaction."""
+    if not rows:
+        return
+    raw = _sqlite3_connection(conn)
+    if raw is None:
+        await conn.execute(statement.statement, [dict(row) for row in rows])
         return
     compiled = statement.compiled(conn.dialect)
-    raw.execute(compiled.sql, compiled.arguments(params))
+    raw.executemany(compiled.sql, [compiled.arguments(row) for row in rows])
+
+
+async def fetch_all(
+    conn: AsyncConnection, statement: DirectStatement, params: Mapping[str, Any]
+) -> list[Any]:
+    """Every row of a read in ``conn``'s transaction (attributes named after the columns)."""
+    raw = _sqlite3_connection(conn)
+    if raw is None:
+        return list((await conn.execute(statement.statement, dict(params))).all())
+    compiled = statement.compiled(conn.dialect)
+    sql, arguments = compiled.render(params)
+    return [compiled.decode(row) for row in raw.execute(sql, arguments).fetchall()]
