@@ -11,7 +11,7 @@ from standardwebhooks import Webhook
 
 from hookline import __version__
 from hookline.delivery import manager
-from hookline.delivery.wakeup import Wakeup, make_wakeup
+from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
@@ -381,6 +381,18 @@ async def test_postgres_notify_wakes_a_worker_in_another_process(pg_env: Env) ->
         await receiver.wait_for(1, timeout=5)
     await api_side.close()
     assert time.monotonic() - started < 2
+
+
+async def test_a_worker_ignores_its_own_process_notify(pg_env: Env) -> None:
+    """Its own process's events woke it locally already; the NOTIFY would cost an empty round."""
+    worker = await pg_env.worker(delivery_poll_seconds=30)
+    await eventually(_idle(worker), what="the worker to go idle")
+    wake = worker._wake
+    wake.clear()
+    worker.on_notify(None, 1, NOTIFY_CHANNEL, worker.wakeup.origin)
+    assert not wake.is_set()
+    worker.on_notify(None, 1, NOTIFY_CHANNEL, "another-process")
+    assert wake.is_set()
 
 
 def _listening(worker: Worker):  # type: ignore[no-untyped-def]

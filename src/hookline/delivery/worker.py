@@ -457,6 +457,12 @@ class Worker:
                 return total
             await asyncio.sleep(PRUNE_PAUSE_SECONDS)
 
+    def on_notify(self, *args: Any) -> None:
+        """asyncpg's listener callback: (connection, pid, channel, payload)."""
+        if args[3:4] == (self.wakeup.origin,):
+            return  # our own process's NOTIFY: its events already woke us locally
+        self._wake.set()
+
     async def _listen_loop(self) -> None:
         """PostgreSQL: a dedicated connection LISTENing for other processes' wake-ups."""
         import asyncpg
@@ -465,18 +471,15 @@ class Worker:
             make_url(self.db.url).set(drivername="postgresql").render_as_string(hide_password=False)
         )
 
-        def on_notify(*_: Any) -> None:
-            self._wake.set()
-
         while True:
             conn: Any = None
             try:
                 conn = await asyncpg.connect(dsn)
                 lost = asyncio.Event()
                 conn.add_termination_listener(_setter(lost))
-                await conn.add_listener(NOTIFY_CHANNEL, on_notify)
+                await conn.add_listener(NOTIFY_CHANNEL, self.on_notify)
                 self._listening = True
-                on_notify()  # anything notified while we were not listening
+                self._wake.set()  # anything notified while we were not listening
                 await lost.wait()
             except asyncio.CancelledError:
                 raise
