@@ -1,0 +1,35 @@
+"""timeutil: the contract's timestamp spelling."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hookline.timeutil import iso, parse_iso, to_millis
+
+OFFSETS = st.integers(min_value=-23 * 60, max_value=23 * 60).map(
+    lambda minutes: timezone(timedelta(minutes=minutes))
+)
+MODERN = st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(9999, 12, 30))
+
+
+def test_iso_spells_utc_with_milliseconds_and_z() -> None:
+    assert iso(datetime(2026, 11, 22, 15, 4, 5, 123999, tzinfo=UTC)) == "2026-11-22T15:04:05.123Z"
+    assert iso(datetime(2026, 11, 22, 15, 4, 5)) == "2026-11-22T15:04:05.000Z"  # naive = UTC
+    assert iso(None) is None
+
+
+@given(MODERN, st.one_of(st.none(), st.just(UTC), OFFSETS))
+def test_iso_is_the_utc_instant_truncated_to_the_millisecond(
+    naive: datetime, zone: timezone | None
+) -> None:
+    value = naive if zone is None else naive.replace(tzinfo=zone)
+    as_utc = naive.replace(tzinfo=UTC) if zone is None else value.astimezone(UTC)
+    expected = (
+        f"{as_utc.year:04d}-{as_utc.month:02d}-{as_utc.day:02d}T{as_utc.hour:02d}:"
+        f"{as_utc.minute:02d}:{as_utc.second:02d}.{as_utc.microsecond // 1000:03d}Z"
+    )
+    assert iso(value) == expected
+    assert parse_iso(expected) == to_millis(as_utc)
