@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Request
 
 from hookline.api.deps import DB, CallsRead, CallsWrite, JsonContent, events_committed
 from hookline.api.openapi import error_responses
@@ -49,7 +49,6 @@ async def create_call(
 )
 async def list_calls(
     request: Request,
-    response: Response,
     auth: CallsRead,
     db: DB,
     limit: LimitQuery = 50,
@@ -57,7 +56,7 @@ async def list_calls(
     contact_id: Annotated[str | None, Query(max_length=64)] = None,
     call_status: CallStatus | None = None,
     call_type: CallType | None = None,
-) -> list[dict[str, Any]]:
+) -> JSONResponse:
     filters = domain.CallFilters(
         contact_id=contact_id, call_status=call_status, call_type=call_type
     )
@@ -65,7 +64,7 @@ async def list_calls(
         rows = await domain.list_calls(
             conn, auth.account_id, filters, limit=limit + 1, before_id=decode_cursor(cursor)
         )
-    return page(request, response, rows, limit)
+    return page(request, rows, limit)
 
 
 @router.get(

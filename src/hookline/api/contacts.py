@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Request
 
 from hookline.api.deps import DB, ContactsRead, ContactsWrite, JsonContent, events_committed
 from hookline.api.openapi import error_responses
@@ -50,7 +50,6 @@ async def create_contact(
 )
 async def list_contacts(
     request: Request,
-    response: Response,
     auth: ContactsRead,
     db: DB,
     limit: LimitQuery = 50,
@@ -60,7 +59,7 @@ async def list_contacts(
     tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
     phone_number: Annotated[str | None, Query(max_length=32)] = None,
     email: Annotated[str | None, Query(max_length=254)] = None,
-) -> list[dict[str, Any]]:
+) -> JSONResponse:
     filters = domain.ContactFilters(
         search=search.strip() if search else None,
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else (),
@@ -76,7 +75,7 @@ async def list_contacts(
             before_id=decode_cursor(cursor),
             offset=None if cursor else offset,
         )
-    return page(request, response, rows, limit)
+    return page(request, rows, limit)
 
 
 def _phone_filter(value: str | None) -> str | None:

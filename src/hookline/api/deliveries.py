@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Request
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline.api.deps import DB, WebhooksRead, WebhooksWrite, events_committed
 from hookline.api.openapi import error_responses
-from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, set_next_link
+from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page_response
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
 from hookline.delivery import manager
@@ -45,14 +45,13 @@ def _delivery_not_found(delivery_id: str) -> NotFound:
 )
 async def list_deliveries(
     request: Request,
-    response: Response,
     webhook_id: str,
     auth: WebhooksRead,
     db: DB,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
     status: Annotated[DeliveryStatus | None, Query()] = None,
-) -> list[dict[str, Any]]:
+) -> JSONResponse:
     async with db.read() as conn:
         await _webhook_or_404(conn, auth.account_id, webhook_id)
         rows, next_cursor = await manager.list_deliveries(
@@ -63,9 +62,7 @@ async def list_deliveries(
             cursor=decode_cursor(cursor),
             status=status,
         )
-    if next_cursor is not None:
-        set_next_link(request, response, limit, next_cursor)
-    return rows
+    return page_response(request, rows, limit, next_cursor)
 
 
 @router.get(

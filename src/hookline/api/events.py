@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Query, Request
 
 from hookline.api.deps import DB, ContactsRead
 from hookline.api.openapi import error_responses
@@ -45,13 +45,12 @@ def _type_filter(value: str | None) -> str | None:
 )
 async def list_events(
     request: Request,
-    response: Response,
     auth: ContactsRead,
     db: DB,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
     type: Annotated[str | None, Query(description="Only events of this type.")] = None,
-) -> list[dict[str, Any]]:
+) -> JSONResponse:
     event_type = _type_filter(type)
     async with db.read() as conn:
         rows = await domain.list_events(
@@ -61,7 +60,7 @@ async def list_events(
             before_id=decode_cursor(cursor),
             event_type=event_type,
         )
-    return [_all_fields(event) for event in page(request, response, rows, limit)]
+    return page(request, rows, limit, _all_fields)
 
 
 @router.get(
