@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
+import pytest
 from sqlalchemy import delete, func, select
 
 from hookline.delivery import manager
@@ -90,13 +92,25 @@ async def test_dispatch_works_through_a_backlog_in_batches(env: Env) -> None:
     assert len(await env.deliveries()) == 7
 
 
-async def test_dispatch_and_claim_sends_a_new_event_after_one_transaction(env: Env) -> None:
+async def test_dispatch_and_claim_sends_a_new_event_after_one_transaction(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
     account = await env.account()
     hook, _ = await env.webhook(account, URL)
     event = await env.event(account)
+    opened = 0
+    begin = env.db.begin
+
+    def counted_begin() -> Any:
+        nonlocal opened
+        opened += 1
+        return begin()
+
+    monkeypatch.setattr(env.db, "begin", counted_begin)
 
     dispatched, claims = await manager.dispatch_and_claim(env.db, request(worker="w1"))
 
+    assert opened == 1  # fan-out and claim share one transaction: one COMMIT
     assert (dispatched.events, dispatched.deliveries) == (1, 1)
     assert [(c.event_id, c.webhook_id) for c in claims] == [(event, hook)]
     [row] = await env.deliveries(event_id=event)

@@ -85,7 +85,9 @@ LAST_ERROR_LIMIT = 1000
 # building a Core statement costs more than running it (150-450 µs each on the benchmark machine,
 # several per claim cycle; docs/benchmarks.md). Lists go in expanding parameters. The hot ones
 # are ``DirectStatement``s: on SQLite they run straight on the ``sqlite3`` connection of the
-# transaction, skipping SQLAlchemy's execution layer (``storage.direct``).
+# transaction, skipping SQLAlchemy's execution layer (``storage.direct``). Row locks are written
+# once, for PostgreSQL: SQLite's compiler drops ``FOR UPDATE``, and its single writer
+# (``BEGIN IMMEDIATE``) already serializes the worker's transactions.
 _NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
 _IDS: BindParameter[Any] = bindparam("ids", expanding=True)
 
@@ -118,16 +120,14 @@ async def dispatch_events(db: Database, *, now: datetime, batch_size: int = 500)
     must all be sorted by id before the first can be taken.
     """
     async with db.begin() as conn:
-        return await _dispatch(conn, db.is_sqlite, now, batch_size)
+        return await _dispatch(conn, now, batch_size)
 
 
-async def _dispatch(
-    conn: AsyncConnection, is_sqlite: bool, now: datetime, batch_size: int
-) -> DispatchResult:
-    pending = await _lock_undispatched(conn, is_sqlite, batch_size)
+async def _dispatch(conn: AsyncConnection, now: datetime, batch_size: int) -> DispatchResult:
+    pending = await direct.fetch_all(conn, _UNDISPATCHED, {"limit": batch_size})
     if not pending:
         return DispatchResult(0, 0)
-    hooks = await _active_webhooks(conn, is_sqlite, {row.account_id for row in pending})
+    hooks = await _active_webhooks(conn, {row.account_id for row in pending})
     rows = [
         _delivery_row(event, hook_id, now)
         for event in pending
@@ -141,7 +141,7 @@ async def _dispatch(
     return DispatchResult(len(pending), len(rows))
 
 
-_UNDISPATCHED = (
+_UNDISPATCHED = DirectStatement(
     select(
         events.c.id,
         events.c.account_id,
@@ -152,43 +152,32 @@ _UNDISPATCHED = (
     .where(IS_UNDISPATCHED)
     .order_by(events.c.id)
     .limit(bindparam("limit"))
-)
-_UNDISPATCHED_BY_DIALECT = {
-    True: DirectStatement(_UNDISPATCHED),
     # Several workers dispatch concurrently: each takes a disjoint batch.
-    False: DirectStatement(_UNDISPATCHED.with_for_update(skip_locked=True)),
-}
+    .with_for_update(skip_locked=True)
+)
 _MARK_DISPATCHED = DirectStatement(
     update(events).where(events.c.id.in_(_IDS)).values(dispatched=True)
 )
 
-_ACTIVE_WEBHOOKS = (
+_ACTIVE_WEBHOOKS = DirectStatement(
     select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events)
     .where(
         webhooks.c.account_id.in_(bindparam("accounts", expanding=True)),
         webhooks.c.is_active == true(),
     )
     .order_by(webhooks.c.id)
-)
-_ACTIVE_WEBHOOKS_BY_DIALECT = {
-    True: DirectStatement(_ACTIVE_WEBHOOKS),
     # FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then cascades
     # its new deliveries) instead of failing our INSERT on the foreign key.
-    False: DirectStatement(_ACTIVE_WEBHOOKS.with_for_update(read=True, key_share=True)),
-}
-
-
-async def _lock_undispatched(conn: AsyncConnection, is_sqlite: bool, limit: int) -> list[Any]:
-    return await direct.fetch_all(conn, _UNDISPATCHED_BY_DIALECT[is_sqlite], {"limit": limit})
+    .with_for_update(read=True, key_share=True)
+)
 
 
 async def _active_webhooks(
-    conn: AsyncConnection, is_sqlite: bool, account_ids: set[str]
+    conn: AsyncConnection, account_ids: set[str]
 ) -> dict[str, list[tuple[str, Any]]]:
     """Active webhooks by account: [(webhook id, subscribed event types)]."""
-    stmt = _ACTIVE_WEBHOOKS_BY_DIALECT[is_sqlite]
     by_account: dict[str, list[tuple[str, Any]]] = {}
-    for row in await direct.fetch_all(conn, stmt, {"accounts": sorted(account_ids)}):
+    for row in await direct.fetch_all(conn, _ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
         by_account.setdefault(row.account_id, []).append((row.id, row.events))
     return by_account
 
@@ -301,7 +290,7 @@ _HOOKS_WITH_DUE_WORK = {flag: DirectStatement(_hooks_with_due_work(flag)) for fl
 
 
 @functools.lru_cache(maxsize=256)
-def _due_rows(hooks: int, is_sqlite: bool) -> DirectStatement:
+def _due_rows(hooks: int) -> DirectStatement:
     """Each of ``hooks`` webhooks' oldest claimable deliveries, up to its free slots, in one
     statement (parameters ``hook_<i>`` and ``limit_<i>``); built once per count."""
     parts = []
@@ -316,10 +305,9 @@ def _due_rows(hooks: int, is_sqlite: bool) -> DirectStatement:
             )
             .order_by(dlv.c.next_attempt_at, dlv.c.id)
             .limit(bindparam(f"limit_{i}"))
-        )
-        if not is_sqlite:
             # Concurrent workers take disjoint rows without waiting for each other.
-            part = part.with_for_update(of=dlv, skip_locked=True)
+            .with_for_update(of=dlv, skip_locked=True)
+        )
         parts.append(part.subquery().select())
     return DirectStatement(union_all(*parts) if len(parts) > 1 else parts[0])
 
@@ -335,18 +323,18 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     """Lease up to ``req.limit`` due deliveries of active webhooks, at most ``per_endpoint``
     in flight per webhook (counting ``req.busy``), the longest-waiting webhooks first.
 
-    Claims go webhook by webhook (``_webhooks_with_due_work``, then ``_due_rows``), so a hanging
+    Claims go webhook by webhook (``_hooks_with_due_work``, then ``_due_rows``), so a hanging
     endpoint's backlog costs nothing to step over. On PostgreSQL the rows are locked ``FOR UPDATE
     SKIP LOCKED`` so concurrent workers take disjoint rows without waiting; on SQLite the single
     writer (``BEGIN IMMEDIATE``) already serializes claims.
     """
     if req.limit <= 0:
-        return []
+        return []  # no transaction for nothing
     async with db.begin() as conn:
-        return await _claim(conn, db.is_sqlite, req)
+        return await _claim(conn, req)
 
 
-async def _claim(conn: AsyncConnection, is_sqlite: bool, req: ClaimRequest) -> list[Claim]:
+async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
     if req.limit <= 0:
         return []
     saturated = sorted(hook for hook, n in req.busy.items() if n >= req.per_endpoint)
@@ -362,7 +350,7 @@ async def _claim(conn: AsyncConnection, is_sqlite: bool, req: ClaimRequest) -> l
     for i, hook in enumerate(hook_ids):
         due[f"hook_{i}"] = hook
         due[f"limit_{i}"] = req.per_endpoint - req.busy.get(hook, 0)
-    rows = await direct.fetch_all(conn, _due_rows(len(hook_ids), is_sqlite), due)
+    rows = await direct.fetch_all(conn, _due_rows(len(hook_ids)), due)
     oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
     picked = [row.id for row in oldest_first[: req.limit]]
     if not picked:
@@ -385,8 +373,8 @@ async def dispatch_and_claim(
     the API as pending) while every send slot is busy.
     """
     async with db.begin() as conn:
-        dispatched = await _dispatch(conn, db.is_sqlite, req.now, batch_size)
-        return dispatched, await _claim(conn, db.is_sqlite, req)
+        dispatched = await _dispatch(conn, req.now, batch_size)
+        return dispatched, await _claim(conn, req)
 
 
 _CLAIMS = DirectStatement(
@@ -489,7 +477,7 @@ async def record_outcomes(
     if not records:
         return OutcomeSummary(0)
     async with db.begin() as conn:
-        current = await _lock_deliveries(conn, db.is_sqlite, [r.delivery_id for r in records])
+        current = await _lock_deliveries(conn, [r.delivery_id for r in records])
         existing = [r for r in records if r.delivery_id in current]
         if existing:
             await direct.execute_many(conn, _INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
@@ -503,22 +491,19 @@ async def record_outcomes(
 
 
 async def _lock_deliveries(
-    conn: AsyncConnection, is_sqlite: bool, delivery_ids: Sequence[str]
+    conn: AsyncConnection, delivery_ids: Sequence[str]
 ) -> dict[str, tuple[str | None, str]]:
     """{delivery id: (leased_by, status)} for those that still exist, locked on PostgreSQL."""
     found: dict[str, tuple[str | None, str]] = {}
-    stmt = _DELIVERY_STATES_BY_DIALECT[is_sqlite]
     for chunk in _chunks(delivery_ids):
-        for row in await direct.fetch_all(conn, stmt, {"ids": chunk}):
+        for row in await direct.fetch_all(conn, _DELIVERY_STATES, {"ids": chunk}):
             found[row.id] = (row.leased_by, row.status)
     return found
 
 
-_DELIVERY_STATES = select(dlv.c.id, dlv.c.leased_by, dlv.c.status).where(dlv.c.id.in_(_IDS))
-_DELIVERY_STATES_BY_DIALECT = {
-    True: DirectStatement(_DELIVERY_STATES),
-    False: DirectStatement(_DELIVERY_STATES.with_for_update()),
-}
+_DELIVERY_STATES = DirectStatement(
+    select(dlv.c.id, dlv.c.leased_by, dlv.c.status).where(dlv.c.id.in_(_IDS)).with_for_update()
+)
 # Every column but the autoincrement id: what ``_attempt_row`` supplies.
 _INSERT_ATTEMPT = DirectStatement(
     insert(delivery_attempts),

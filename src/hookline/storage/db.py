@@ -260,12 +260,12 @@ class Database:
     async def fetch_one(self, statement: DirectStatement, params: Mapping[str, Any]) -> Any | None:
         """One row of a one-statement read, through the driver (see ``storage.direct``)."""
         compiled = statement.compiled(self.writer.dialect)
-        arguments = compiled.arguments(params)
+        sql, arguments = compiled.render(params)
         if self.is_sqlite:
-            row = self._sqlite_point_reader().execute(compiled.sql, arguments).fetchone()
+            row = self._sqlite_point_reader().execute(sql, arguments).fetchone()
         else:
             pool = self._pg_pool or await self._open_pg_pool()
-            row = await pool.fetchrow(compiled.sql, *arguments)
+            row = await pool.fetchrow(sql, *arguments)
         return None if row is None else compiled.decode(row)
 
     def _sqlite_point_reader(self) -> sqlite3.Connection:
