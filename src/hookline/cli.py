@@ -54,10 +54,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from hookline.app import create_app
     from hookline.logs import configure_logging
+    from hookline.runtime import settle_heap
 
     settings = load_settings()
     configure_logging(settings.log_level)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, **server_options())
+    app = create_app(settings)
+    settle_heap()
+    uvicorn.run(app, host=args.host, port=args.port, **server_options())
     return 0
 
 
@@ -79,11 +82,13 @@ def server_options() -> dict[str, Any]:
 def cmd_worker(_args: argparse.Namespace) -> int:
     from hookline.delivery.worker import run_worker
     from hookline.logs import configure_logging
+    from hookline.runtime import settle_heap
     from hookline.storage.db import Database
     from hookline.storage.migrate import upgrade_to_head
 
     settings = load_settings()
     configure_logging(settings.log_level)
+    settle_heap()
 
     async def work() -> None:
         stop = asyncio.Event()

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
 import re
+import time
 from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from limits.aio.storage import MemoryStorage
+from limits.aio.strategies import SlidingWindowCounterRateLimiter
 
+from hookline.limits.ratelimit import LocalWindows, RateLimitState
+from limits import RateLimitItemPerSecond
 from tests.conftest import make_settings
 from tests.limits.conftest import RedisServer, running_app, sqlite_url
 
@@ -132,3 +141,44 @@ async def test_redis_outage_fails_open(tmp_path: Path, caplog: pytest.LogCapture
             response = await running.client.get("/v1/contacts", headers=account.headers)
             assert response.status_code == 200
     assert "rate-limit storage unavailable" in caplog.text
+
+
+# LocalWindows replaces limits' in-memory storage (for speed, see its docstring): it must give the
+# answers limits gives, hit for hit, on the same clock.
+_HITS = st.lists(
+    st.tuples(st.floats(min_value=0, max_value=3, allow_nan=False), st.sampled_from("abc")),
+    max_size=60,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(amount=st.integers(1, 6), seconds=st.sampled_from([1, 2, 60]), hits=_HITS)
+def test_local_windows_agree_with_limits(
+    amount: int, seconds: int, hits: list[tuple[float, str]]
+) -> None:
+    asyncio.run(_compare_with_limits(amount, seconds, hits))
+
+
+async def _compare_with_limits(amount: int, seconds: int, hits: list[tuple[float, str]]) -> None:
+    clock = [1_800_000_000.25]
+    item = RateLimitItemPerSecond(amount, seconds)
+    reference = SlidingWindowCounterRateLimiter(MemoryStorage())
+    local = LocalWindows(amount, seconds)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(time, "time", lambda: clock[0])
+        for step, identity in hits:
+            clock[0] += step * seconds
+            allowed = await reference.hit(item, identity)
+            reset_at, remaining = await reference.get_window_stats(item, identity)
+            expected = RateLimitState(allowed, remaining, max(0, math.ceil(reset_at - clock[0])))
+            assert local.hit(identity, clock[0]) == expected
+
+
+def test_local_windows_forget_identities_whose_windows_slid_out() -> None:
+    local = LocalWindows(5, 1)
+    for n in range(100):
+        local.hit(f"addr:10.0.0.{n}", 1000.5)
+    local.hit("key:live", 1001.5)  # the next window: the 100 addresses still count
+    assert len(local._counts) == 101
+    local.hit("key:live", 1002.5)  # two windows on, they slid out
+    assert set(local._counts) == {"key:live"}

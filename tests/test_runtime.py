@@ -1,0 +1,28 @@
+"""``runtime.settle_heap``: start-up objects leave the collector, young collections thin out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+_PROBE = """
+import gc, json
+import hookline.app  # what `hookline serve` has imported by then
+from hookline.runtime import YOUNG_GENERATION_THRESHOLD, settle_heap
+before = gc.get_freeze_count()
+settle_heap()
+print(json.dumps({"before": before, "frozen": gc.get_freeze_count(),
+                  "threshold": gc.get_threshold()[0], "expected": YOUNG_GENERATION_THRESHOLD}))
+"""
+
+
+def test_settle_heap_freezes_start_up_objects_and_raises_the_young_threshold() -> None:
+    # In a child process: freezing the test runner's own heap would outlive this test.
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+    seen = json.loads(out)
+    assert seen["before"] == 0
+    assert seen["frozen"] > 50_000  # the imported app: modules, classes, schemas
+    assert seen["threshold"] == seen["expected"] == 20_000
