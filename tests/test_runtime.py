@@ -5,6 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from hookline import cli, logs, runtime
 
 _PROBE = """
 import gc, json
@@ -26,3 +34,23 @@ def test_settle_heap_freezes_start_up_objects_and_raises_the_young_threshold() -
     assert seen["before"] == 0
     assert seen["frozen"] > 50_000  # the imported app: modules, classes, schemas
     assert seen["threshold"] == seen["expected"] == 20_000
+
+
+def test_serve_and_worker_settle_the_heap_just_before_they_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    monkeypatch.setenv("HOOKLINE_DATABASE_URL", f"sqlite:///{tmp_path / 'runtime.db'}")
+    monkeypatch.setattr(logs, "configure_logging", lambda _level: None)
+    monkeypatch.setattr(runtime, "settle_heap", lambda: calls.append("settle"))
+    monkeypatch.setattr(uvicorn, "run", lambda _app, **_options: calls.append("serve"))
+
+    def run(main: Coroutine[Any, Any, None]) -> None:
+        main.close()
+        calls.append("work")
+
+    monkeypatch.setattr(cli, "_run", run)
+
+    assert cli.main(["serve"]) == 0
+    assert cli.main(["worker"]) == 0
+    assert calls == ["settle", "serve", "settle", "work"]

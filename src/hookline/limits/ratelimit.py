@@ -134,12 +134,13 @@ class RateLimiter:
         amount, seconds = settings.rate_limit_parts
         self.item = RateLimitItemPerSecond(amount, seconds, namespace="hookline")
         self.policy_header = f'"{POLICY}";q={amount};w={seconds}'.encode()
-        self._local = None if settings.redis_url else LocalWindows(amount, seconds)
-        self._limiter = (
-            SlidingWindowCounterRateLimiter(_redis_storage(settings.redis_url))
-            if settings.redis_url
-            else None
-        )
+        # Exactly one of the two: this process's counters, or limits' over the shared Redis.
+        self._local: LocalWindows | None = None
+        self._limiter: SlidingWindowCounterRateLimiter | None = None
+        if settings.redis_url:
+            self._limiter = SlidingWindowCounterRateLimiter(_redis_storage(settings.redis_url))
+        else:
+            self._local = LocalWindows(amount, seconds)
         self._last_outage_log = 0.0
 
     async def hit(self, identity: str) -> RateLimitState:
