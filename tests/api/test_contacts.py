@@ -9,6 +9,7 @@ import pytest
 from fastapi import FastAPI
 
 from hookline.domain import contacts as contacts_domain
+from hookline.domain import events as events_domain
 from hookline.domain.events import list_events
 from hookline.storage.db import Database
 from tests.conftest import Account, new_account
@@ -320,13 +321,14 @@ async def test_delete_then_gone(client: httpx.AsyncClient, db: Database, account
 async def test_a_crash_between_the_contact_and_its_event_keeps_neither(
     app: FastAPI, db: Database, account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The outbox guarantee: the contact INSERT succeeded, the event INSERT crashes, and the
-    caller's transaction (on SQLite: its savepoint in a group commit) takes both back."""
+    """The outbox guarantee: the contact INSERT succeeds and the event INSERT fails in the
+    database (a foreign key to no account). On SQLite the two run one after the other and the
+    unit's savepoint takes both back; on PostgreSQL they are one statement, which fails whole."""
 
-    async def crash(*_args: object, **_kwargs: object) -> str:
-        raise RuntimeError("crash after the contact insert")
+    def orphan_event(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        return {**events_domain.event_row(*args, **kwargs), "account_id": "account-missing"}
 
-    monkeypatch.setattr(contacts_domain, "record_event", crash)
+    monkeypatch.setattr(contacts_domain, "event_row", orphan_event)
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as client:
         response = await client.post("/v1/contacts", json=ADA, headers=account.headers)

@@ -1,4 +1,5 @@
-"""``storage.db``: SQLite group commit shares COMMITs; each unit still commits or fails alone."""
+"""``storage.db``: SQLite group commit shares COMMITs; each unit still commits or fails alone.
+``commit_rows`` is all or nothing; a pooled PostgreSQL read is one round trip."""
 
 from __future__ import annotations
 
@@ -7,15 +8,20 @@ import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import asyncpg
 import pytest
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 
+from hookline.domain import contacts as contacts_domain
 from hookline.storage import db as db_module
+from hookline.storage import direct
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
-from hookline.storage.models import accounts
+from hookline.storage.models import accounts, contacts, events
 from hookline.timeutil import utcnow
-from tests.conftest import make_settings
+from tests.conftest import Account, make_settings
+from tests.support.postgres import PostgresServer
 
 
 @pytest.fixture
@@ -89,3 +95,60 @@ async def test_a_constraint_violation_leaves_the_shared_transaction_usable(
     assert results[0] is None and results[2] is None
     assert isinstance(results[1], IntegrityError)
     assert committed_ids(sqlite_db) == {"acct_taken", "acct_a", "acct_b"}
+
+
+async def _stored(database: Database, joint: direct.JointRows) -> tuple[bool, bool]:
+    """Whether the contact and the event of ``joint`` are committed."""
+    contact_row, event_row = joint.rows
+    async with database.read() as conn:
+        contact = await conn.execute(
+            select(contacts.c.id).where(contacts.c.id == contact_row["id"])
+        )
+        event = await conn.execute(select(events.c.id).where(events.c.id == event_row["id"]))
+        return contact.first() is not None, event.first() is not None
+
+
+async def test_committed_rows_are_all_there_once_it_returns(db: Database, account: Account) -> None:
+    contact, joint = contacts_domain.contact_creation(
+        account.id, {"first_name": "Ada", "phone_number": "+15551234567"}
+    )
+    await db.commit_rows(joint)
+    assert await _stored(db, joint) == (True, True)
+    assert contact["id"] == joint.rows[0]["id"]
+
+
+async def test_committed_rows_are_all_or_nothing(db: Database, account: Account) -> None:
+    """The contact is written first; its event's foreign key then fails: neither is kept."""
+    _contact, joint = contacts_domain.contact_creation(
+        account.id, {"first_name": "Ada", "phone_number": "+15551234567"}
+    )
+    contact_row, event_row = joint.rows
+    broken = joint.insert.rows(contact_row, {**event_row, "account_id": "account-missing"})
+    # The driver's own error: these statements skip SQLAlchemy (storage.direct).
+    with pytest.raises((sqlite3.IntegrityError, asyncpg.ForeignKeyViolationError)):
+        await db.commit_rows(broken)
+    assert await _stored(db, joint) == (False, False)
+
+
+_ACCOUNT_NAME = direct.DirectStatement(
+    select(accounts.c.name).where(accounts.c.id == bindparam("id"))
+)
+
+
+async def test_a_pooled_read_is_one_round_trip(pg_server: PostgresServer) -> None:
+    """asyncpg's default pool reset would send a second query after each read."""
+    database = Database(make_settings(pg_server.create_database(), db_pool_size=1))
+    await upgrade_to_head(database)
+    try:
+        await database.fetch_one(_ACCOUNT_NAME, {"id": "warm-up"})  # opens the pool
+        sent: list[str] = []
+        pool = database._pg_pool
+        assert pool is not None
+        async with pool.acquire() as conn:  # the pool's only connection
+            conn.add_query_logger(lambda record: sent.append(record.query))
+        sent.clear()
+        for n in range(3):
+            await database.fetch_one(_ACCOUNT_NAME, {"id": f"account-{n}"})
+        assert len(sent) == 3 and all(query.startswith("SELECT accounts.name") for query in sent)
+    finally:
+        await database.dispose()

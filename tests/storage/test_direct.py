@@ -6,12 +6,13 @@ from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import bindparam, select, update
+from sqlalchemy.engine import make_url
 
 from hookline import ids
 from hookline.domain import contacts as contacts_domain
 from hookline.storage import direct
 from hookline.storage.db import Database
-from hookline.storage.models import contacts
+from hookline.storage.models import contacts, events
 from tests.conftest import Account
 
 _BY_ID = direct.DirectStatement(
@@ -134,3 +135,55 @@ async def test_direct_statements_in_a_transaction_match_sqlalchemy(
             )
         ).all()
     assert sorted(names) == [(ids_[0], "Grace"), (ids_[1], "Grace"), (ids_[2], "Edsger")]
+
+
+def _contact_with_event(account_id: str) -> direct.JointRows:
+    _contact, rows = contacts_domain.contact_creation(
+        account_id, {"first_name": "Ada", "phone_number": "+15551234567", "tags": ["a"]}
+    )
+    return rows
+
+
+async def test_a_joint_insert_stores_every_row_as_sqlalchemy_reads_it(
+    db: Database, account: Account
+) -> None:
+    joint = _contact_with_event(account.id)
+    contact_row, event_row = joint.rows
+    async with db.begin() as conn:
+        await direct.insert_joint(conn, joint)
+    async with db.read() as conn:
+        contact = (
+            await conn.execute(select(contacts).where(contacts.c.id == contact_row["id"]))
+        ).one()
+        event = (await conn.execute(select(events).where(events.c.id == event_row["id"]))).one()
+    assert contact._asdict() == contact_row
+    assert event._asdict() == event_row
+    assert event.data["id"] == contact.id and event.data["tags"] == ["a"]
+
+
+async def test_a_joint_insert_rolls_back_with_its_transaction(
+    db: Database, account: Account
+) -> None:
+    joint = _contact_with_event(account.id)
+
+    class Abort(Exception):
+        pass
+
+    with pytest.raises(Abort):
+        async with db.begin() as conn:
+            await direct.insert_joint(conn, joint)
+            raise Abort
+    async with db.read() as conn:
+        assert (
+            await conn.execute(select(events.c.id).where(events.c.id == joint.rows[1]["id"]))
+        ).first() is None
+    assert await direct.fetch_one(db, _BY_ID, {"id": joint.rows[0]["id"]}) is None
+
+
+def test_a_joint_insert_is_one_statement_on_postgresql() -> None:
+    """Data-modifying CTEs: one round trip, atomic without BEGIN (see ``Database.commit_rows``)."""
+    joint = direct.JointInsert(contacts, events)
+    compiled = joint.combined.compiled(make_url("postgresql+asyncpg://").get_dialect()())
+    assert compiled.sql.startswith("WITH t0 AS \n(INSERT INTO contacts")
+    assert "INSERT INTO events" in compiled.sql
+    assert len(compiled.names) == len(contacts.columns) + len(events.columns)

@@ -34,8 +34,8 @@ def _not_found(contact_id: str) -> NotFound:
 async def create_contact(
     request: Request, auth: ContactsWrite, _json: JsonContent, body: ContactCreate, db: DB
 ) -> JSONResponse:
-    async with db.begin() as conn:
-        contact = await domain.create_contact(conn, auth.account_id, body.provided())
+    contact, rows = domain.contact_creation(auth.account_id, body.provided())
+    await db.commit_rows(rows)
     events_committed(request)
     return JSONResponse(
         contact, status_code=201, headers={"Location": f"/v1/contacts/{contact['id']}"}

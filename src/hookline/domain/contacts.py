@@ -9,11 +9,12 @@ from sqlalchemy import and_, bindparam, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
-from hookline.domain.events import record_event
+from hookline.domain.events import event_row, record_event
 from hookline.errors import ValidationFailed
 from hookline.storage import direct
 from hookline.storage.db import Database
-from hookline.storage.models import contacts
+from hookline.storage.direct import JointRows
+from hookline.storage.models import contacts, events
 from hookline.timeutil import iso, utcnow
 
 REQUIRED_FIELDS = ("first_name", "phone_number")
@@ -40,9 +41,9 @@ def _empty_as_none(value: str | None) -> str | None:
     return value if value else None
 
 
-async def create_contact(
-    conn: AsyncConnection, account_id: str, fields: dict[str, Any]
-) -> dict[str, Any]:
+def contact_creation(account_id: str, fields: dict[str, Any]) -> tuple[dict[str, Any], JointRows]:
+    """A new contact as the API returns it, and the rows that create it with its
+    ``contact.created`` event: for the caller to run in its transaction or to commit."""
     now = utcnow()
     row = {
         "id": ids.contact_id(),
@@ -57,9 +58,16 @@ async def create_contact(
         "created_at": now,
         "updated_at": now,
     }
-    await direct.execute(conn, _INSERT_CONTACT, row)
     contact = contact_out(_Row(row))
-    await record_event(conn, account_id, "contact.created", contact)
+    event = event_row(account_id, "contact.created", contact)
+    return contact, _CONTACT_WITH_EVENT.rows(row, event)
+
+
+async def create_contact(
+    conn: AsyncConnection, account_id: str, fields: dict[str, Any]
+) -> dict[str, Any]:
+    contact, rows = contact_creation(account_id, fields)
+    await direct.insert_joint(conn, rows)
     return contact
 
 
@@ -73,7 +81,7 @@ async def get_contact(
 
 
 # The hot statements: built once, and run through the driver (storage.direct).
-_INSERT_CONTACT = direct.DirectStatement(contacts.insert())
+_CONTACT_WITH_EVENT = direct.JointInsert(contacts, events)
 _CONTACT_BY_ID = direct.DirectStatement(
     select(contacts).where(
         contacts.c.id == bindparam("id"), contacts.c.account_id == bindparam("account_id")

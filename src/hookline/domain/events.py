@@ -37,22 +37,32 @@ async def record_event(
     *,
     target_webhook_id: str | None = None,
 ) -> str:
-    event = ids.event_id()
-    await direct.execute(
-        conn,
-        _INSERT_EVENT,
-        {
-            "id": event,
-            "account_id": account_id,
-            "type": event_type,
-            "data": data,
-            "previous_attributes": previous_attributes,
-            "created_at": utcnow(),
-            "dispatched": False,
-            "target_webhook_id": target_webhook_id,
-        },
+    row = event_row(
+        account_id, event_type, data, previous_attributes, target_webhook_id=target_webhook_id
     )
-    return event
+    await direct.execute(conn, _INSERT_EVENT, row)
+    return str(row["id"])
+
+
+def event_row(
+    account_id: str,
+    event_type: str,
+    data: dict[str, Any],
+    previous_attributes: dict[str, Any] | None = None,
+    *,
+    target_webhook_id: str | None = None,
+) -> dict[str, Any]:
+    """A new, undispatched event's row, for a write that inserts it beside its change."""
+    return {
+        "id": ids.event_id(),
+        "account_id": account_id,
+        "type": event_type,
+        "data": data,
+        "previous_attributes": previous_attributes,
+        "created_at": utcnow(),
+        "dispatched": False,
+        "target_webhook_id": target_webhook_id,
+    }
 
 
 # Built once (one per write request): an INSERT with parameters, not ``.values()`` each time.

@@ -38,7 +38,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from hookline.settings import Settings
-from hookline.storage.direct import DirectStatement, sqlite3_connection_of
+from hookline.storage.direct import (
+    DirectStatement,
+    JointRows,
+    insert_joint,
+    sqlite3_connection_of,
+)
 
 _BUSY_TIMEOUT_MS = 10_000
 SQLITE_PRAGMAS = (
@@ -304,6 +309,7 @@ class Database:
                     min_size=1,
                     max_size=self._pool_size,
                     init=_decode_json_as_sqlalchemy_does,
+                    reset=_keep_session_state,
                 )
             return self._pg_pool
 
@@ -321,6 +327,21 @@ class Database:
             return
         async with self.writer.begin() as conn:
             yield conn
+
+    async def commit_rows(self, joint: JointRows) -> None:
+        """Insert ``joint``'s rows as one write transaction of their own; returns once committed.
+
+        On PostgreSQL that transaction is a single statement on the asyncpg pool: atomic on its
+        own, so it needs neither BEGIN nor COMMIT, and one round trip instead of four (see
+        ``storage.direct``). On SQLite it is a ``begin()`` unit like any other.
+        """
+        if self._group is not None:
+            async with self.begin() as conn:
+                await insert_joint(conn, joint)
+            return
+        compiled = joint.insert.combined.compiled(self.writer.dialect)
+        pool = self._pg_pool or await self._open_pg_pool()
+        await pool.execute(compiled.sql, *compiled.arguments(joint.combined_params()))
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
@@ -356,6 +377,14 @@ async def _decode_json_as_sqlalchemy_does(conn: asyncpg.Connection) -> None:
 
 def _as_is(value: str) -> str:
     return value
+
+
+async def _keep_session_state(_conn: asyncpg.Connection) -> None:
+    # asyncpg's default reset sends "SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
+    # RESET ALL" on every release: a second round trip for each one-statement read. This pool
+    # only ever runs single statements that change no session state (no SET, LISTEN, cursors or
+    # advisory locks), so there is nothing to undo; asyncpg still rolls back an open transaction.
+    return None
 
 
 class _Batch:
