@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
+import asyncpg
 import pytest
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.engine import make_url
@@ -12,8 +14,10 @@ from hookline import ids
 from hookline.domain import contacts as contacts_domain
 from hookline.storage import direct
 from hookline.storage.db import Database
-from hookline.storage.models import contacts, events
-from tests.conftest import Account
+from hookline.storage.migrate import upgrade_to_head
+from hookline.storage.models import accounts, contacts, events
+from tests.conftest import Account, make_settings
+from tests.support.postgres import PostgresServer
 
 _BY_ID = direct.DirectStatement(
     select(contacts.c.id, contacts.c.tags, contacts.c.created_at).where(
@@ -38,6 +42,13 @@ _RENAME_ONE = direct.DirectStatement(
     .where(contacts.c.id == bindparam("b_id"))
     .values(first_name=bindparam("b_name"))
 )
+
+
+_INSERT_ACCOUNT = direct.DirectStatement(accounts.insert())
+
+
+def _account(account_id: str) -> dict[str, object]:
+    return {"id": account_id, "name": "unit", "created_at": datetime.now(UTC)}
 
 
 def _row(account_id: str, when: datetime) -> dict[str, object]:
@@ -187,3 +198,45 @@ def test_a_joint_insert_is_one_statement_on_postgresql() -> None:
     assert compiled.sql.startswith("WITH t0 AS \n(INSERT INTO contacts")
     assert "INSERT INTO events" in compiled.sql
     assert len(compiled.names) == len(contacts.columns) + len(events.columns)
+
+
+async def test_a_statement_interrupted_after_its_begin_leaves_no_transaction_behind(
+    pg_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker cancelled in the window where PostgreSQL has run BEGIN but SQLAlchemy's adapter
+    has not yet recorded it: the next transaction on the pool must still really commit."""
+    url = pg_server.create_database()
+    database = Database(make_settings(url, db_pool_size=1))  # one pooled connection: reused
+    await upgrade_to_head(database)
+    begun = asyncio.Event()
+    start = asyncpg.transaction.Transaction.start
+
+    async def start_then_wait(transaction: asyncpg.transaction.Transaction) -> None:
+        await start(transaction)
+        begun.set()
+        await asyncio.Event().wait()  # the cancellation lands here, BEGIN already run
+
+    monkeypatch.setattr(asyncpg.transaction.Transaction, "start", start_then_wait)
+
+    async def interrupted() -> None:
+        async with database.begin() as conn:
+            await direct.execute(conn, _INSERT_ACCOUNT, _account("account-interrupted"))
+
+    try:
+        task = asyncio.create_task(interrupted())
+        await begun.wait()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        monkeypatch.undo()
+
+        async with database.begin() as conn:
+            await direct.execute(conn, _INSERT_ACCOUNT, _account("account-next"))
+        dsn = make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+        outside = await asyncpg.connect(dsn)
+        try:
+            committed = await outside.fetch("SELECT id FROM accounts ORDER BY id")
+        finally:
+            await outside.close()
+        assert [row["id"] for row in committed] == ["account-next"]
+    finally:
+        await database.dispose()

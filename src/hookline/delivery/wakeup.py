@@ -27,6 +27,9 @@ from hookline.storage.direct import DirectStatement
 log = logging.getLogger("hookline.delivery")
 
 NOTIFY_CHANNEL = "hookline_events"
+_NOTIFY = DirectStatement(
+    select(func.pg_notify(bindparam("channel"), bindparam("origin")).label("notified"))
+)
 
 
 class Wakeup:
@@ -103,11 +106,6 @@ class PostgresWakeup(Wakeup):
                 await asyncio.wait_for(asyncio.shield(self._task), 2.0)
             except (TimeoutError, Exception):
                 self._task.cancel()
-
-
-_NOTIFY = DirectStatement(
-    select(func.pg_notify(bindparam("channel"), bindparam("origin")).label("notified"))
-)
 
 
 def make_wakeup(settings: Settings, db: Database) -> Wakeup:

@@ -457,9 +457,9 @@ class Worker:
                 return total
             await asyncio.sleep(PRUNE_PAUSE_SECONDS)
 
-    def on_notify(self, *args: Any) -> None:
-        """asyncpg's listener callback: (connection, pid, channel, payload)."""
-        if args[3:4] == (self.wakeup.origin,):
+    def on_notify(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
+        """asyncpg's listener callback; the payload is the sender's ``Wakeup.origin``."""
+        if payload == self.wakeup.origin:
             return  # our own process's NOTIFY: its events already woke us locally
         self._wake.set()
 

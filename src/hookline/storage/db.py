@@ -284,8 +284,7 @@ class Database:
         if self.is_sqlite:
             row = self._sqlite_point_reader().execute(sql, arguments).fetchone()
         else:
-            pool = self._pg_pool or await self._open_pg_pool()
-            row = await pool.fetchrow(sql, *arguments)
+            row = await (await self._pool()).fetchrow(sql, *arguments)
         return None if row is None else compiled.decode(row)
 
     def _sqlite_point_reader(self) -> sqlite3.Connection:
@@ -299,6 +298,10 @@ class Database:
                 conn.execute(pragma)
             self._point_reader = conn
         return self._point_reader
+
+    async def _pool(self) -> asyncpg.Pool:
+        """The PostgreSQL pool for one-statement work, opened on first use."""
+        return self._pg_pool or await self._open_pg_pool()
 
     async def _open_pg_pool(self) -> asyncpg.Pool:
         async with self._pg_pool_lock:
@@ -335,13 +338,14 @@ class Database:
         own, so it needs neither BEGIN nor COMMIT, and one round trip instead of four (see
         ``storage.direct``). On SQLite it is a ``begin()`` unit like any other.
         """
-        if self._group is not None:
+        if self.is_sqlite:
             async with self.begin() as conn:
                 await insert_joint(conn, joint)
             return
         compiled = joint.insert.combined.compiled(self.writer.dialect)
-        pool = self._pg_pool or await self._open_pg_pool()
-        await pool.execute(compiled.sql, *compiled.arguments(joint.combined_params()))
+        await (await self._pool()).execute(
+            compiled.sql, *compiled.arguments(joint.combined_params())
+        )
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:

@@ -35,7 +35,8 @@ call by SQLAlchemy's own ``construct_expanded_state``; literal values inside a s
 from __future__ import annotations
 
 from collections import namedtuple
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -177,18 +178,30 @@ def sqlite3_connection_of(conn: AsyncConnection) -> Any:
     return getattr(driver, "sqlite3_connection", None)
 
 
-async def asyncpg_connection_of(conn: AsyncConnection) -> Any:
+@asynccontextmanager
+async def asyncpg_connection_of(conn: AsyncConnection) -> AsyncIterator[Any]:
     """The asyncpg connection under ``conn`` (PostgreSQL), inside ``conn``'s transaction.
 
     SQLAlchemy's asyncpg adapter sends BEGIN lazily, before its first statement; a statement
     sent to the driver directly must not run ahead of it, so this starts the transaction the
     way the adapter would. COMMIT and ROLLBACK stay with SQLAlchemy, which owns the transaction.
+
+    Interrupted inside the block (a cancelled task, a KeyboardInterrupt), it invalidates ``conn``,
+    as SQLAlchemy does when its own statements are interrupted: the driver's state is then
+    unknown. Without it, a worker cancelled just after its BEGIN reached PostgreSQL (before the
+    adapter recorded it) returned that transaction to the pool still open, and every later
+    "transaction" on the connection ran as a savepoint inside it and never committed.
     """
     assert conn.sync_connection is not None
     adapter: Any = conn.sync_connection.connection.dbapi_connection
-    if adapter._transaction is None:  # the adapter's lazy BEGIN, see above
-        await adapter._start_transaction()
-    return adapter.driver_connection
+    try:
+        if adapter._transaction is None:  # the adapter's lazy BEGIN, see above
+            await adapter._start_transaction()
+        yield adapter.driver_connection
+    except BaseException as exc:
+        if not isinstance(exc, Exception):
+            await conn.invalidate()
+        raise
 
 
 async def execute(
@@ -199,8 +212,8 @@ async def execute(
     raw = sqlite3_connection_of(conn)
     if raw is not None:
         return int(raw.execute(sql, arguments).rowcount)
-    status = await (await asyncpg_connection_of(conn)).execute(sql, *arguments)
-    return _rowcount(status)
+    async with asyncpg_connection_of(conn) as driver:
+        return _rowcount(await driver.execute(sql, *arguments))
 
 
 def _rowcount(status: str) -> int:
@@ -221,7 +234,8 @@ async def execute_many(
     if raw is not None:
         raw.executemany(compiled.sql, arguments)
         return
-    await (await asyncpg_connection_of(conn)).executemany(compiled.sql, arguments)
+    async with asyncpg_connection_of(conn) as driver:
+        await driver.executemany(compiled.sql, arguments)
 
 
 async def fetch_all(
@@ -234,7 +248,8 @@ async def fetch_all(
     if raw is not None:
         rows = raw.execute(sql, arguments).fetchall()
     else:
-        rows = await (await asyncpg_connection_of(conn)).fetch(sql, *arguments)
+        async with asyncpg_connection_of(conn) as driver:
+            rows = await driver.fetch(sql, *arguments)
     return [compiled.decode(row) for row in rows]
 
 
