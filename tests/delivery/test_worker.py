@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import delete
@@ -328,6 +329,71 @@ async def test_wakeup_starts_delivery_without_waiting_for_the_poll(env: Env) -> 
         wakeup.events_committed()
         await receiver.wait_for(1, timeout=5)
     assert time.monotonic() - started < 2
+
+
+async def test_a_delivery_at_a_trickle_costs_one_claim_round(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Finished sends and recorded outcomes wake the scheduler only when that can change what
+    it claims: each woke it for an empty dispatch + claim transaction (three rounds per event)."""
+    account = await env.account()
+    rounds = 0
+    claim = manager.dispatch_and_claim
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal rounds
+        rounds += 1
+        return await claim(*args, **kwargs)
+
+    monkeypatch.setattr(manager, "dispatch_and_claim", counted)
+    async with Receiver() as receiver:
+        await env.webhook(account, receiver.url)
+        worker = await env.worker(delivery_poll_seconds=30)
+        for sent in range(1, 5):
+            if sent == 2:
+                rounds = 0  # the first event let the start-up's own wake-ups pass
+            await env.event(account)
+            worker.wakeup.events_committed()
+            await receiver.wait_for(sent, timeout=5)
+            await eventually(_recorded(env, sent), what=f"{sent} recorded deliveries")
+            await eventually(_idle(worker), what="the worker to go idle")
+    assert rounds == 3
+
+
+async def test_a_retry_due_before_the_next_poll_wakes_the_scheduler(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.script([500])
+        await env.webhook(account, receiver.url)
+        worker = await env.worker(delivery_poll_seconds=30, **FAST_RETRIES)
+        await eventually(_idle(worker), what="the worker to go idle")
+        started = time.monotonic()
+        await env.event(account)
+        worker.wakeup.events_committed()
+        await receiver.wait_for(2, timeout=5)
+    assert time.monotonic() - started < 2
+
+
+async def test_a_slot_freed_on_a_saturated_endpoint_wakes_the_scheduler(env: Env) -> None:
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.respond(204, delay=0.2)  # the first send finishes while the scheduler sleeps
+        await env.webhook(account, receiver.url)
+        worker = await env.worker(delivery_poll_seconds=30, delivery_per_endpoint_concurrency=1)
+        await eventually(_idle(worker), what="the worker to go idle")
+        started = time.monotonic()
+        await env.event(account)
+        await env.event(account)
+        worker.wakeup.events_committed()
+        await receiver.wait_for(2, timeout=5)
+    assert time.monotonic() - started < 2
+
+
+def _recorded(env: Env, count: int):  # type: ignore[no-untyped-def]
+    async def check() -> bool:
+        return bool(sum(row.status == "succeeded" for row in await env.deliveries()) >= count)
+
+    return check
 
 
 def _idle(worker: Worker):  # type: ignore[no-untyped-def]

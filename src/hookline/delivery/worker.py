@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import random
 import socket
@@ -131,6 +132,11 @@ class Worker:
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._sends: dict[str, asyncio.Task[None]] = {}
         self._busy: Counter[str] = Counter()
+        # What the scheduler is waiting for, so that finished sends and recorded outcomes wake
+        # it only when that can change what it claims (see _slot_awaited, _retry_is_sooner).
+        self._looks_again_at = math.inf
+        self._slots_exhausted = False
+        self._saturated: frozenset[str] = frozenset()
         self._held: set[str] = set()
         self._results: list[AttemptRecord] = []
         self._listening = False
@@ -254,11 +260,16 @@ class Worker:
 
     async def _schedule_loop(self) -> None:
         concurrency = self.settings.delivery_concurrency
+        loop = asyncio.get_running_loop()
         while not self._stopping.is_set():
+            self._looks_again_at = math.inf  # awake: a retry recorded now may be missed by
+            # this round's look at the next due time, so it wakes the scheduler for another
             free = max(0, concurrency - len(self._sends))
+            request = self._claim_request(free)
+            self._note_limits(exhausted=free == 0)  # a slot freed during the claim is not in it
             try:
                 dispatched, claims = await manager.dispatch_and_claim(
-                    self.db, self._claim_request(free), batch_size=DISPATCH_BATCH
+                    self.db, request, batch_size=DISPATCH_BATCH
                 )
             except Exception:
                 log.exception("dispatching or claiming deliveries failed")
@@ -266,11 +277,34 @@ class Worker:
                 continue
             for claim in claims:
                 self._start_send(claim)
+            self._note_limits(exhausted=len(claims) >= free)
             if dispatched.events >= DISPATCH_BATCH:
                 continue  # an outbox backlog: keep going without waiting
             if free > 0 and len(claims) == free:
                 continue  # maybe more are due: claim again as soon as slots free up
-            await _wait(self._wake, await self._idle_timeout())
+            timeout = await self._idle_timeout()
+            self._looks_again_at = loop.time() + timeout
+            await _wait(self._wake, timeout)
+
+    def _note_limits(self, *, exhausted: bool) -> None:
+        """Remember which limits the claim runs into (all send slots taken; the endpoints whose
+        slots are): only a slot freed under one of them can let another round claim more."""
+        self._slots_exhausted = exhausted
+        per_endpoint = self.settings.delivery_per_endpoint_concurrency
+        self._saturated = frozenset(hook for hook, n in self._busy.items() if n >= per_endpoint)
+
+    def _slot_awaited(self, webhook_id: str) -> bool:
+        # Waking the scheduler after every send cost a whole dispatch + claim transaction per
+        # delivery that found nothing to do; new events and due retries wake it on their own.
+        return self._slots_exhausted or webhook_id in self._saturated
+
+    def _retry_is_sooner(self, records: list[AttemptRecord]) -> bool:
+        """Whether a retry just recorded falls due before the scheduler's next look."""
+        soonest = min((r.next_attempt_at for r in records if r.next_attempt_at), default=None)
+        if soonest is None:
+            return False
+        remaining = self._looks_again_at - asyncio.get_running_loop().time()
+        return (soonest - utcnow()).total_seconds() < remaining
 
     def _claim_request(self, free: int) -> ClaimRequest:
         return ClaimRequest(
@@ -318,7 +352,8 @@ class Worker:
             self._busy[claim.webhook_id] -= 1
             if self._busy[claim.webhook_id] <= 0:
                 del self._busy[claim.webhook_id]
-            self._wake.set()  # a slot is free
+            if self._slot_awaited(claim.webhook_id):
+                self._wake.set()
 
     async def _attempt(self, claim: Claim) -> AttemptResult:
         body = self._body(claim)
@@ -414,7 +449,8 @@ class Worker:
                 metrics.DELIVERIES.labels(outcome=record.decision.status).inc()
         for webhook_id in summary.disabled_webhooks:
             log.warning("webhook %s disabled", webhook_id)
-        self._wake.set()  # new retry times may be earlier than the scheduler's sleep
+        if self._retry_is_sooner(batch):
+            self._wake.set()
         return True
 
     # -- heartbeat, pruning, LISTEN -----------------------------------------------------------
