@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 import tempfile
 import time
@@ -96,12 +97,12 @@ def delivery_phase(
             # One process doing both at full speed manages at most 1/(1/P + 1/D): the search for
             # the sustained rate starts there (deliveries at a trickle cost more than a backlog's).
             both = 1 / (1 / post_max[backend] + 1 / max(rates[backend], 1.0))
-            url = (
-                delivery_url(log_dir, "latency")
+            new_url = (
+                functools.partial(delivery_url, log_dir)
                 if backend == "sqlite"
-                else pg.create_database("latency")
+                else pg.create_database
             )
-            delivery.latency(run, plan, backend, url, receiver, log_dir, procs, both)
+            delivery.latency(run, plan, backend, new_url, receiver, log_dir, procs, both)
         scale_url = pg.create_database("scale_workers")
         base = delivery.throughput(
             run,
