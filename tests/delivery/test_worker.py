@@ -360,6 +360,34 @@ async def test_a_delivery_at_a_trickle_costs_one_claim_round(
     assert rounds == 3
 
 
+async def test_a_backlog_drains_without_waiting_for_the_poll(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A claim takes at most an endpoint's free slots as the round began. When sends finish
+    while it runs, the claim was capped although slots are free again: another round must
+    follow at once, not at the next poll."""
+    account = await env.account()
+    workers: list[Worker] = []
+    claim = manager.dispatch_and_claim
+
+    async def claim_while_sends_finish(db: Any, request: Any, **kwargs: Any) -> Any:
+        if request.busy:
+            await eventually(_idle(workers[0]), what="the in-flight sends to finish")
+        return await claim(db, request, **kwargs)
+
+    monkeypatch.setattr(manager, "dispatch_and_claim", claim_while_sends_finish)
+    async with Receiver() as receiver:
+        receiver.script([Reply(), Reply(delay=0.2)] * 6)  # one of each pair still in flight
+        await env.webhook(account, receiver.url)
+        for _ in range(12):
+            await env.event(account)
+        workers.append(
+            await env.worker(delivery_poll_seconds=30, delivery_per_endpoint_concurrency=2)
+        )
+        workers[0].wakeup.events_committed()
+        await receiver.wait_for(12, timeout=10)
+
+
 async def test_a_retry_due_before_the_next_poll_wakes_the_scheduler(env: Env) -> None:
     account = await env.account()
     async with Receiver() as receiver:

@@ -259,14 +259,13 @@ class Worker:
     # -- scheduler and sends ------------------------------------------------------------------
 
     async def _schedule_loop(self) -> None:
-        concurrency = self.settings.delivery_concurrency
         loop = asyncio.get_running_loop()
         while not self._stopping.is_set():
             self._looks_again_at = math.inf  # awake: a retry recorded now may be missed by
             # this round's look at the next due time, so it wakes the scheduler for another
-            free = max(0, concurrency - len(self._sends))
+            self._slots_exhausted, self._saturated = False, frozenset()  # see _claim_was_capped
+            free = max(0, self.settings.delivery_concurrency - len(self._sends))
             request = self._claim_request(free)
-            self._note_limits(exhausted=free == 0)  # a slot freed during the claim is not in it
             try:
                 dispatched, claims = await manager.dispatch_and_claim(
                     self.db, request, batch_size=DISPATCH_BATCH
@@ -277,21 +276,36 @@ class Worker:
                 continue
             for claim in claims:
                 self._start_send(claim)
-            self._note_limits(exhausted=len(claims) >= free)
             if dispatched.events >= DISPATCH_BATCH:
                 continue  # an outbox backlog: keep going without waiting
-            if free > 0 and len(claims) == free:
-                continue  # maybe more are due: claim again as soon as slots free up
+            if self._claim_was_capped(request, claims):
+                continue  # more may be due, and slots freed while it claimed: claim again now
             timeout = await self._idle_timeout()
             self._looks_again_at = loop.time() + timeout
             await _wait(self._wake, timeout)
 
-    def _note_limits(self, *, exhausted: bool) -> None:
-        """Remember which limits the claim runs into (all send slots taken; the endpoints whose
-        slots are): only a slot freed under one of them can let another round claim more."""
+    def _claim_was_capped(self, request: ClaimRequest, claims: list[Claim]) -> bool:
+        """Whether the claim stopped at a slot limit (all send slots, or an endpoint's) that
+        has room again now. Otherwise remember the limits that are still full: a send that
+        finishes under one of them wakes the scheduler (``_slot_awaited``), any other doesn't.
+
+        The limits are those of the round's start (``request``): sends that finish while the
+        claim runs free slots it did not count, so "full now" is not the same as "capped".
+        """
+        per_endpoint = request.per_endpoint
+        taken = Counter(claim.webhook_id for claim in claims)
+        capped = {hook for hook, n in request.busy.items() if n >= per_endpoint}
+        capped.update(
+            hook for hook, n in taken.items() if n + request.busy.get(hook, 0) >= per_endpoint
+        )
+        exhausted = len(claims) >= request.limit
+        if (exhausted and len(self._sends) < self.settings.delivery_concurrency) or any(
+            self._busy[hook] < per_endpoint for hook in capped
+        ):
+            return True
         self._slots_exhausted = exhausted
-        per_endpoint = self.settings.delivery_per_endpoint_concurrency
-        self._saturated = frozenset(hook for hook, n in self._busy.items() if n >= per_endpoint)
+        self._saturated = frozenset(capped)
+        return False
 
     def _slot_awaited(self, webhook_id: str) -> bool:
         # Waking the scheduler after every send cost a whole dispatch + claim transaction per
