@@ -360,12 +360,17 @@ async def test_a_delivery_at_a_trickle_costs_one_claim_round(
     assert rounds == 3
 
 
+@pytest.mark.parametrize(
+    "limit",
+    [{"delivery_per_endpoint_concurrency": 2}, {"delivery_concurrency": 2}],
+    ids=["endpoint-slots", "send-slots"],
+)
 async def test_a_backlog_drains_without_waiting_for_the_poll(
-    env: Env, monkeypatch: pytest.MonkeyPatch
+    env: Env, monkeypatch: pytest.MonkeyPatch, limit: dict[str, int]
 ) -> None:
-    """A claim takes at most an endpoint's free slots as the round began. When sends finish
-    while it runs, the claim was capped although slots are free again: another round must
-    follow at once, not at the next poll."""
+    """A claim takes at most the free slots (an endpoint's, or all send slots) as the round
+    began. When sends finish while it runs, the claim was capped although slots are free again:
+    another round must follow at once, not at the next poll."""
     account = await env.account()
     workers: list[Worker] = []
     claim = manager.dispatch_and_claim
@@ -381,9 +386,7 @@ async def test_a_backlog_drains_without_waiting_for_the_poll(
         await env.webhook(account, receiver.url)
         for _ in range(12):
             await env.event(account)
-        workers.append(
-            await env.worker(delivery_poll_seconds=30, delivery_per_endpoint_concurrency=2)
-        )
+        workers.append(await env.worker(delivery_poll_seconds=30, **limit))
         workers[0].wakeup.events_committed()
         await receiver.wait_for(12, timeout=10)
 

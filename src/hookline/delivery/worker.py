@@ -261,9 +261,11 @@ class Worker:
     async def _schedule_loop(self) -> None:
         loop = asyncio.get_running_loop()
         while not self._stopping.is_set():
-            self._looks_again_at = math.inf  # awake: a retry recorded now may be missed by
-            # this round's look at the next due time, so it wakes the scheduler for another
-            self._slots_exhausted, self._saturated = False, frozenset()  # see _claim_was_capped
+            # Awake: a retry recorded during the round may be missed by its look at the next due
+            # time, so it wakes the scheduler for another; a finished send needn't, since the
+            # round itself checks for slots freed while it claimed (_claim_more_now).
+            self._looks_again_at = math.inf
+            self._slots_exhausted, self._saturated = False, frozenset()
             free = max(0, self.settings.delivery_concurrency - len(self._sends))
             request = self._claim_request(free)
             try:
@@ -278,16 +280,17 @@ class Worker:
                 self._start_send(claim)
             if dispatched.events >= DISPATCH_BATCH:
                 continue  # an outbox backlog: keep going without waiting
-            if self._claim_was_capped(request, claims):
-                continue  # more may be due, and slots freed while it claimed: claim again now
+            if self._claim_more_now(request, claims):
+                continue
             timeout = await self._idle_timeout()
             self._looks_again_at = loop.time() + timeout
             await _wait(self._wake, timeout)
 
-    def _claim_was_capped(self, request: ClaimRequest, claims: list[Claim]) -> bool:
-        """Whether the claim stopped at a slot limit (all send slots, or an endpoint's) that
-        has room again now. Otherwise remember the limits that are still full: a send that
-        finishes under one of them wakes the scheduler (``_slot_awaited``), any other doesn't.
+    def _claim_more_now(self, request: ClaimRequest, claims: list[Claim]) -> bool:
+        """Whether to claim again at once: the claim stopped at a slot limit (all send slots,
+        or an endpoint's), so more may be due, and that limit has room again now. Otherwise
+        remember the limits that are still full: a send that finishes under one of them wakes
+        the scheduler (``_slot_awaited``), any other doesn't.
 
         The limits are those of the round's start (``request``): sends that finish while the
         claim runs free slots it did not count, so "full now" is not the same as "capped".
