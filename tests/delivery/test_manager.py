@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -163,6 +164,33 @@ async def test_claim_respects_global_and_per_endpoint_limits(env: Env) -> None:
         env.db, request(limit=10, per_endpoint=2, busy={slow: 2, fast: 1})
     )
     assert [c.webhook_id for c in more] == [fast]
+
+
+async def test_the_global_limit_takes_the_longest_waiting_deliveries_in_due_order(
+    env: Env,
+) -> None:
+    account = await env.account()
+    hooks = [(await env.webhook(account, URL))[0] for _ in range(4)]
+    for _ in range(2):
+        await env.event(account)  # each goes to all four webhooks
+    await manager.dispatch_events(env.db, now=utcnow())
+    # Due times against the grain of the ids: the last webhook has waited longest, and each
+    # webhook's second delivery is due before its first. Seconds ago, by webhook:
+    # 0: 40, 50; 1: 60, 70; 2: 80, 90; 3: 100, 110.
+    rows = await env.deliveries()
+    by_hook = {hook: sorted(r.id for r in rows if r.webhook_id == hook) for hook in hooks}
+    for rank, hook in enumerate(hooks):
+        first, second = by_hook[hook]
+        await env.set_delivery(first, next_attempt_at=ago(40 + 20 * rank))
+        await env.set_delivery(second, next_attempt_at=ago(50 + 20 * rank))
+
+    claims = await manager.claim_due(env.db, request(limit=3, per_endpoint=10))
+
+    last, before_last = by_hook[hooks[3]], by_hook[hooks[2]]
+    expected = [last[1], last[0], before_last[1]]  # due 110, 100 and 90 s ago
+    assert [c.delivery_id for c in claims] == expected
+    leased = {r.id for r in await env.deliveries() if r.leased_by == "w1"}
+    assert leased == set(expected)
 
 
 async def test_a_saturated_endpoint_does_not_starve_others(env: Env) -> None:
@@ -474,3 +502,24 @@ async def test_queue_stats(env: Env) -> None:
     assert stats.undispatched_events == 1
     assert (stats.pending_deliveries, stats.due_deliveries) == (2, 2)
     assert 9 < stats.oldest_due_age_seconds < 60
+
+
+async def test_concurrent_claims_on_postgresql_take_disjoint_rows_without_waiting(
+    pg_env: Env,
+) -> None:
+    env = pg_env
+    account = await env.account()
+    await env.webhook(account, URL)
+    for _ in range(6):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+
+    async with env.db.begin() as conn:  # the first claim's transaction stays open
+        first = await manager._claim(conn, request("w1", limit=4))
+        # Its rows are locked, not yet leased: the second claim must skip them, not wait.
+        second = await asyncio.wait_for(manager.claim_due(env.db, request("w2")), timeout=10)
+
+    assert len(first) == 4 and len(second) == 2
+    assert not {c.delivery_id for c in first} & {c.delivery_id for c in second}
+    rows = await env.deliveries()
+    assert sorted(r.leased_by for r in rows) == ["w1"] * 4 + ["w2"] * 2

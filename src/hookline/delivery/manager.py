@@ -39,14 +39,15 @@ the cancel UPDATE takes the same row locks as the claim.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
-    BindParameter,
     ColumnElement,
+    Integer,
+    String,
     and_,
     bindparam,
     delete,
@@ -56,10 +57,12 @@ from sqlalchemy import (
     literal_column,
     or_,
     select,
+    text,
     true,
     union_all,
     update,
 )
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
@@ -68,6 +71,7 @@ from hookline.delivery.sender import AttemptResult
 from hookline.storage import direct
 from hookline.storage.db import Database
 from hookline.storage.direct import DirectStatement
+from hookline.storage.lists import StringList, in_list, not_in_list
 from hookline.storage.models import deliveries as dlv
 from hookline.storage.models import delivery_attempts, events, webhooks, workers
 from hookline.timeutil import iso
@@ -77,24 +81,17 @@ TEST_EVENT_TYPE = "webhook.test"
 # when the query repeats their predicate as a constant, not as a bound parameter.
 IS_PENDING = dlv.c.status == literal_column("'pending'")
 IS_UNDISPATCHED = events.c.dispatched == false()
-# Keep IN (...) lists well under SQLite's and asyncpg's parameter limits.
-ID_CHUNK = 500
 LAST_ERROR_LIMIT = 1000
 
 # The worker's statements are built once, at import, with named bind parameters, never per call:
 # building a Core statement costs more than running it (150-450 µs each on the benchmark machine,
-# several per claim cycle; docs/benchmarks.md). Lists go in expanding parameters. The hot ones
-# are ``DirectStatement``s: on SQLite they run straight on the ``sqlite3`` connection of the
+# several per claim cycle; docs/benchmarks.md). A list is one parameter (``storage.lists``), so
+# a statement's SQL is the same for any length and the drivers reuse its prepared form. The hot
+# ones are ``DirectStatement``s: on SQLite they run straight on the ``sqlite3`` connection of the
 # transaction, skipping SQLAlchemy's execution layer (``storage.direct``). Row locks are written
 # once, for PostgreSQL: SQLite's compiler drops ``FOR UPDATE``, and its single writer
 # (``BEGIN IMMEDIATE``) already serializes the worker's transactions.
 _NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
-_IDS: BindParameter[Any] = bindparam("ids", expanding=True)
-
-
-def _chunks(items: Sequence[str], size: int = ID_CHUNK) -> Iterable[Sequence[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 # -- dispatch: events -> deliveries ----------------------------------------------------------
@@ -135,9 +132,7 @@ async def _dispatch(conn: AsyncConnection, now: datetime, batch_size: int) -> Di
     ]
     if rows:
         await direct.execute_many(conn, _INSERT_DELIVERY, rows)
-    event_ids = [row.id for row in pending]
-    for chunk in _chunks(event_ids):
-        await direct.execute(conn, _MARK_DISPATCHED, {"ids": chunk})
+    await direct.execute(conn, _MARK_DISPATCHED, {"ids": [row.id for row in pending]})
     return DispatchResult(len(pending), len(rows))
 
 
@@ -156,13 +151,13 @@ _UNDISPATCHED = DirectStatement(
     .with_for_update(skip_locked=True)
 )
 _MARK_DISPATCHED = DirectStatement(
-    update(events).where(events.c.id.in_(_IDS)).values(dispatched=True)
+    update(events).where(in_list(events.c.id, "ids")).values(dispatched=True)
 )
 
 _ACTIVE_WEBHOOKS = DirectStatement(
     select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events)
     .where(
-        webhooks.c.account_id.in_(bindparam("accounts", expanding=True)),
+        in_list(webhooks.c.account_id, "accounts"),
         webhooks.c.is_active == true(),
     )
     .order_by(webhooks.c.id)
@@ -235,6 +230,23 @@ class Claim:
     previous_attributes: Any
 
 
+# A claim's row: what ``_claim_of`` reads.
+_CLAIM_COLUMNS = (
+    dlv.c.id,
+    dlv.c.webhook_id,
+    dlv.c.attempts,
+    webhooks.c.url,
+    webhooks.c.secret_enc,
+    webhooks.c.previous_secret_enc,
+    webhooks.c.previous_secret_expires_at,
+    events.c.id.label("event_id"),
+    events.c.type,
+    events.c.created_at,
+    events.c.data,
+    events.c.previous_attributes,
+)
+
+
 @dataclass(frozen=True)
 class ClaimRequest:
     worker_id: str
@@ -276,7 +288,7 @@ def _hooks_with_due_work(skip_saturated: bool) -> Any:
         webhooks.c.is_active == true()
     )
     if skip_saturated:
-        hooks = hooks.where(webhooks.c.id.not_in(bindparam("saturated", expanding=True)))
+        hooks = hooks.where(not_in_list(webhooks.c.id, "saturated"))
     probed = hooks.subquery("probed")
     return (
         select(probed.c.id)
@@ -305,8 +317,6 @@ def _due_rows(hooks: int) -> DirectStatement:
             )
             .order_by(dlv.c.next_attempt_at, dlv.c.id)
             .limit(bindparam(f"limit_{i}"))
-            # Concurrent workers take disjoint rows without waiting for each other.
-            .with_for_update(of=dlv, skip_locked=True)
         )
         parts.append(part.subquery().select())
     return DirectStatement(union_all(*parts) if len(parts) > 1 else parts[0])
@@ -314,7 +324,7 @@ def _due_rows(hooks: int) -> DirectStatement:
 
 _LEASE = DirectStatement(
     update(dlv)
-    .where(dlv.c.id.in_(_IDS))
+    .where(in_list(dlv.c.id, "ids"))
     .values(leased_by=bindparam("b_worker"), leased_until=bindparam("b_until"), updated_at=_NOW)
 )
 
@@ -324,9 +334,10 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     in flight per webhook (counting ``req.busy``), the longest-waiting webhooks first.
 
     Claims go webhook by webhook (``_hooks_with_due_work``, then ``_due_rows``), so a hanging
-    endpoint's backlog costs nothing to step over. On PostgreSQL the rows are locked ``FOR UPDATE
-    SKIP LOCKED`` so concurrent workers take disjoint rows without waiting; on SQLite the single
-    writer (``BEGIN IMMEDIATE``) already serializes claims.
+    endpoint's backlog costs nothing to step over. On SQLite these run one after another, inline,
+    and the single writer (``BEGIN IMMEDIATE``) serializes claims. On PostgreSQL the same steps
+    are one statement (``_CLAIM_ON_POSTGRES``) that locks the rows it takes ``FOR UPDATE SKIP
+    LOCKED``, so concurrent workers take disjoint rows without waiting.
     """
     if req.limit <= 0:
         return []  # no transaction for nothing
@@ -338,6 +349,8 @@ async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
     if req.limit <= 0:
         return []
     saturated = sorted(hook for hook, n in req.busy.items() if n >= req.per_endpoint)
+    if conn.dialect.name == "postgresql":
+        return await _claim_in_one_statement(conn, req, saturated)
     probe: dict[str, Any] = {"now": req.now, "limit": req.limit}
     if saturated:
         probe["saturated"] = saturated
@@ -362,6 +375,95 @@ async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
     return await _load_claims(conn, picked)
 
 
+# PostgreSQL: the same claim as ``_claim``'s four statements, in one (a round trip each was
+# most of a claim round's time: the worker's claim rounds ran back to back at full speed, and a
+# round took 14 ms for ~32 claims; docs/benchmarks.md). Steps, as CTEs: the webhooks with due
+# work and their free slots (``_hooks_with_due_work``), each one's oldest claimable rows locked
+# SKIP LOCKED (``_due_rows``, as a LATERAL join), the oldest ``limit`` of those leased
+# (``_LEASE``), and the claims read back (``_CLAIMS``). The predicates repeat those of the
+# Core statements above, literally, so the partial indexes serve them.
+_CLAIM_ON_POSTGRES = DirectStatement(
+    text(
+        """
+WITH busy AS (
+    SELECT hook, n FROM unnest(:busy_hooks, :busy_counts) AS b(hook, n)
+), probed AS (
+    SELECT webhooks.id, (
+        SELECT deliveries.next_attempt_at FROM deliveries
+        WHERE deliveries.webhook_id = webhooks.id AND deliveries.status = 'pending'
+            AND deliveries.next_attempt_at <= :now
+            AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
+        ORDER BY deliveries.next_attempt_at LIMIT 1
+    ) AS first_due
+    FROM webhooks
+    WHERE webhooks.is_active = true AND webhooks.id <> ALL (:saturated)
+), hooks AS (
+    -- Never more than :limit from one webhook: a row locked here and not leased is one another
+    -- worker's claim skips until this transaction ends.
+    SELECT probed.id, least(:per_endpoint - coalesce(busy.n, 0), :limit) AS room
+    FROM probed LEFT JOIN busy ON busy.hook = probed.id
+    WHERE probed.first_due IS NOT NULL
+    ORDER BY probed.first_due, probed.id
+    LIMIT :limit
+), due AS (
+    SELECT oldest.id, oldest.next_attempt_at
+    FROM hooks CROSS JOIN LATERAL (
+        SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
+        WHERE deliveries.webhook_id = hooks.id AND deliveries.status = 'pending'
+            AND deliveries.next_attempt_at <= :now
+            AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
+        ORDER BY deliveries.next_attempt_at, deliveries.id
+        LIMIT hooks.room
+        FOR UPDATE SKIP LOCKED
+    ) AS oldest
+), picked AS (
+    SELECT id FROM due ORDER BY next_attempt_at, id LIMIT :limit
+), leased AS (
+    UPDATE deliveries SET leased_by = :worker, leased_until = :until, updated_at = :now
+    FROM picked WHERE deliveries.id = picked.id
+    RETURNING deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.event_id,
+        deliveries.next_attempt_at
+)
+SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
+    webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
+    events.type, events.created_at, events.data, events.previous_attributes
+FROM leased
+JOIN webhooks ON webhooks.id = leased.webhook_id
+JOIN events ON events.id = leased.event_id
+ORDER BY leased.next_attempt_at, leased.id
+"""
+    )
+    .bindparams(
+        bindparam("busy_hooks", type_=StringList()),
+        bindparam("busy_counts", type_=postgresql.ARRAY(Integer())),
+        bindparam("saturated", type_=StringList()),
+        bindparam("per_endpoint", type_=Integer()),
+        bindparam("limit", type_=Integer()),
+        bindparam("worker", type_=String()),
+        bindparam("until", type_=dlv.c.leased_until.type),
+        _NOW,
+    )
+    .columns(*_CLAIM_COLUMNS)
+)
+
+
+async def _claim_in_one_statement(
+    conn: AsyncConnection, req: ClaimRequest, saturated: list[str]
+) -> list[Claim]:
+    busy = sorted(req.busy.items())
+    params = {
+        "busy_hooks": [hook for hook, _ in busy],
+        "busy_counts": [n for _, n in busy],
+        "saturated": saturated,
+        "per_endpoint": req.per_endpoint,
+        "limit": req.limit,
+        "worker": req.worker_id,
+        "until": req.now + timedelta(seconds=req.lease_seconds),
+        "now": req.now,
+    }
+    return [_claim_of(row) for row in await direct.fetch_all(conn, _CLAIM_ON_POSTGRES, params)]
+
+
 async def dispatch_and_claim(
     db: Database, req: ClaimRequest, *, batch_size: int = 500
 ) -> tuple[DispatchResult, list[Claim]]:
@@ -378,48 +480,38 @@ async def dispatch_and_claim(
 
 
 _CLAIMS = DirectStatement(
-    select(
-        dlv.c.id,
-        dlv.c.webhook_id,
-        dlv.c.attempts,
-        webhooks.c.url,
-        webhooks.c.secret_enc,
-        webhooks.c.previous_secret_enc,
-        webhooks.c.previous_secret_expires_at,
-        events.c.id.label("event_id"),
-        events.c.type,
-        events.c.created_at,
-        events.c.data,
-        events.c.previous_attributes,
-    )
+    select(*_CLAIM_COLUMNS)
     .select_from(
         dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id).join(
             events, events.c.id == dlv.c.event_id
         )
     )
-    .where(dlv.c.id.in_(_IDS))
+    .where(in_list(dlv.c.id, "ids"))
     .order_by(dlv.c.next_attempt_at, dlv.c.id)
 )
 
 
 async def _load_claims(conn: AsyncConnection, delivery_ids: Sequence[str]) -> list[Claim]:
     return [
-        Claim(
-            delivery_id=row.id,
-            webhook_id=row.webhook_id,
-            attempts=row.attempts,
-            url=row.url,
-            secret_enc=row.secret_enc,
-            previous_secret_enc=row.previous_secret_enc,
-            previous_secret_expires_at=row.previous_secret_expires_at,
-            event_id=row.event_id,
-            event_type=row.type,
-            event_created_at=row.created_at,
-            data=row.data,
-            previous_attributes=row.previous_attributes,
-        )
-        for row in await direct.fetch_all(conn, _CLAIMS, {"ids": list(delivery_ids)})
+        _claim_of(row) for row in await direct.fetch_all(conn, _CLAIMS, {"ids": list(delivery_ids)})
     ]
+
+
+def _claim_of(row: Any) -> Claim:
+    return Claim(
+        delivery_id=row.id,
+        webhook_id=row.webhook_id,
+        attempts=row.attempts,
+        url=row.url,
+        secret_enc=row.secret_enc,
+        previous_secret_enc=row.previous_secret_enc,
+        previous_secret_expires_at=row.previous_secret_expires_at,
+        event_id=row.event_id,
+        event_type=row.type,
+        event_created_at=row.created_at,
+        data=row.data,
+        previous_attributes=row.previous_attributes,
+    )
 
 
 _NEXT_DUE = select(func.min(dlv.c.next_attempt_at)).where(IS_PENDING, dlv.c.next_attempt_at > _NOW)
@@ -494,15 +586,14 @@ async def _lock_deliveries(
     conn: AsyncConnection, delivery_ids: Sequence[str]
 ) -> dict[str, tuple[str | None, str]]:
     """{delivery id: (leased_by, status)} for those that still exist, locked on PostgreSQL."""
-    found: dict[str, tuple[str | None, str]] = {}
-    for chunk in _chunks(delivery_ids):
-        for row in await direct.fetch_all(conn, _DELIVERY_STATES, {"ids": chunk}):
-            found[row.id] = (row.leased_by, row.status)
-    return found
+    rows = await direct.fetch_all(conn, _DELIVERY_STATES, {"ids": delivery_ids})
+    return {row.id: (row.leased_by, row.status) for row in rows}
 
 
 _DELIVERY_STATES = DirectStatement(
-    select(dlv.c.id, dlv.c.leased_by, dlv.c.status).where(dlv.c.id.in_(_IDS)).with_for_update()
+    select(dlv.c.id, dlv.c.leased_by, dlv.c.status)
+    .where(in_list(dlv.c.id, "ids"))
+    .with_for_update()
 )
 # Every column but the autoincrement id: what ``_attempt_row`` supplies.
 _INSERT_ATTEMPT = DirectStatement(
@@ -558,7 +649,7 @@ def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dic
 
 _WEBHOOK_HEALTH = DirectStatement(
     select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.is_active).where(
-        webhooks.c.id.in_(_IDS)
+        in_list(webhooks.c.id, "ids")
     )
 )
 
@@ -678,29 +769,36 @@ async def heartbeat(
         await conn.execute(
             update(workers).where(workers.c.id == worker_id).values(heartbeat_at=now)
         )
-        for chunk in _chunks(held):
-            result = await conn.execute(
-                update(dlv)
-                .where(dlv.c.id.in_(chunk), dlv.c.leased_by == worker_id)
-                .values(leased_until=until)
+        if held:
+            extended = await direct.execute(
+                conn, _EXTEND_LEASES, {"ids": list(held), "b_worker": worker_id, "b_until": until}
             )
-            extended += int(result.rowcount or 0)
     return extended
+
+
+_EXTEND_LEASES = DirectStatement(
+    update(dlv)
+    .where(in_list(dlv.c.id, "ids"), dlv.c.leased_by == bindparam("b_worker"))
+    .values(leased_until=bindparam("b_until"))
+)
 
 
 async def release_claims(db: Database, worker_id: str, delivery_ids: Sequence[str]) -> int:
     """Give back leases whose attempt did not complete (graceful stop): another worker, or
     this one after a restart, may send them right away instead of after the lease expires."""
-    released = 0
+    if not delivery_ids:
+        return 0
     async with db.begin() as conn:
-        for chunk in _chunks(delivery_ids):
-            result = await conn.execute(
-                update(dlv)
-                .where(dlv.c.id.in_(chunk), dlv.c.leased_by == worker_id)
-                .values(leased_by=None, leased_until=None)
-            )
-            released += int(result.rowcount or 0)
-    return released
+        return await direct.execute(
+            conn, _RELEASE, {"ids": list(delivery_ids), "b_worker": worker_id}
+        )
+
+
+_RELEASE = DirectStatement(
+    update(dlv)
+    .where(in_list(dlv.c.id, "ids"), dlv.c.leased_by == bindparam("b_worker"))
+    .values(leased_by=None, leased_until=None)
+)
 
 
 async def unregister_worker(db: Database, worker_id: str) -> None:
@@ -889,8 +987,11 @@ async def prune_batch(db: Database, *, now: datetime, retention_days: int, batch
         )
         if not doomed:
             return 0
-        await conn.execute(delete(events).where(events.c.id.in_(list(doomed))))
+        await direct.execute(conn, _DELETE_EVENTS, {"ids": list(doomed)})
     return len(doomed)
+
+
+_DELETE_EVENTS = DirectStatement(delete(events).where(in_list(events.c.id, "ids")))
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,9 @@ statement is atomic on its own. On SQLite, which has no INSERT in a CTE, the INS
 another in the caller's transaction, inline.
 
 Expanding parameters (``bindparam("ids", expanding=True)`` for ``IN`` lists) are rendered per
-call by SQLAlchemy's own ``construct_expanded_state``; literal values inside a statement (a
-``LIMIT 1``) are filled in from the statement.
+call by SQLAlchemy's own ``construct_expanded_state``, a new SQL text for each list length; hot
+statements take their lists as one parameter instead (``storage.lists``), so their SQL never
+changes. Literal values inside a statement (a ``LIMIT 1``) are filled in from the statement.
 """
 
 from __future__ import annotations
@@ -43,14 +44,15 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Table, bindparam
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.asyncio import AsyncConnection
-from sqlalchemy.sql import CompoundSelect, Insert, Select, Update
+from sqlalchemy.sql import CompoundSelect, Delete, Insert, Select, Update
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.selectable import TextualSelect
 
 if TYPE_CHECKING:
     from hookline.storage.db import Database
 
 Processor = Callable[[Any], Any] | None
-Statement = Select[Any] | CompoundSelect[Any] | Insert | Update
+Statement = Select[Any] | CompoundSelect[Any] | TextualSelect | Insert | Update | Delete
 
 
 # (position, processor) for the positions that have one: most columns have none, and skipping them
@@ -140,7 +142,7 @@ class DirectStatement:
         expanding = compiled if any(b.expanding for b in compiled.binds.values()) else None
         row_class: Any = None
         decoders: list[Processor] = []
-        if isinstance(self.statement, Select | CompoundSelect):
+        if isinstance(self.statement, Select | CompoundSelect | TextualSelect):
             columns = list(self.statement.selected_columns)
             row_class = _row_class([str(c.key) for c in columns])
             decoders = [
