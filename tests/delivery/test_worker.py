@@ -420,6 +420,62 @@ async def test_a_slot_freed_on_a_saturated_endpoint_wakes_the_scheduler(env: Env
     assert time.monotonic() - started < 2
 
 
+async def test_a_round_without_new_events_only_claims(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A round woken by a finished send skips the fan-out: on PostgreSQL an empty one was two
+    round trips of the round's four."""
+    account = await env.account()
+    rounds: list[tuple[bool, int]] = []
+    claim = manager.dispatch_and_claim
+
+    async def recorded(*args: Any, **kwargs: Any) -> Any:
+        result = await claim(*args, **kwargs)
+        rounds.append((kwargs["dispatch"], len(result[1])))
+        return result
+
+    monkeypatch.setattr(manager, "dispatch_and_claim", recorded)
+    async with Receiver() as receiver:
+        receiver.respond(204, delay=0.2)
+        await env.webhook(account, receiver.url)
+        worker = await env.worker(delivery_poll_seconds=30, delivery_per_endpoint_concurrency=1)
+
+        async def started() -> bool:
+            return bool(rounds)
+
+        await eventually(started, what="the start-up round")
+        rounds.clear()
+        await env.event(account)
+        await env.event(account)
+        worker.wakeup.events_committed()
+        await receiver.wait_for(2, timeout=5)
+    # The wake-up's round fanned both out and claimed one (one slot); the round woken when
+    # that send finished claimed the other without a fan-out. (Start-up may add empty rounds.)
+    assert [(dispatch, n) for dispatch, n in rounds if n] == [(True, 1), (False, 1)]
+
+
+async def test_events_committed_without_a_wake_up_fan_out_within_a_poll_while_busy(
+    env: Env,
+) -> None:
+    """The poll is the safety net for a lost wake-up even when the worker never goes idle:
+    rounds woken by finished sends alone would never fan the silent event out."""
+    busy_account, quiet_account = await env.account(), await env.account()
+    async with Receiver() as slow, Receiver() as fast:
+        slow.respond(204, delay=0.1)
+        await env.webhook(busy_account, slow.url)
+        await env.webhook(quiet_account, fast.url)
+        for _ in range(40):  # one at a time: ~4 s of rounds woken by finished sends
+            await env.event(busy_account)
+        worker = await env.worker(delivery_poll_seconds=0.5, delivery_per_endpoint_concurrency=1)
+        worker.wakeup.events_committed()
+        await slow.wait_for(2, timeout=5)
+        started = time.monotonic()
+        await env.event(quiet_account)  # committed by "another process": no wake-up
+        await fast.wait_for(1, timeout=5)
+        assert time.monotonic() - started < 2
+        assert len(slow.requests) < 40, "the busy endpoint's backlog kept the worker busy"
+
+
 def _recorded(env: Env, count: int):  # type: ignore[no-untyped-def]
     async def check() -> bool:
         return bool(sum(row.status == "succeeded" for row in await env.deliveries()) >= count)

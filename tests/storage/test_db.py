@@ -10,7 +10,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 
 from hookline.domain import contacts as contacts_domain
@@ -20,7 +20,7 @@ from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import accounts, contacts, events
 from hookline.timeutil import utcnow
-from tests.conftest import Account, make_settings
+from tests.conftest import Account, make_settings, new_account
 from tests.support.postgres import PostgresServer
 
 
@@ -152,3 +152,26 @@ async def test_a_pooled_read_is_one_round_trip(pg_server: PostgresServer) -> Non
         assert len(sent) == 3 and all(query.startswith("SELECT accounts.name") for query in sent)
     finally:
         await database.dispose()
+
+
+_RENAME_RETURNING = direct.DirectStatement(
+    update(accounts)
+    .where(accounts.c.id == bindparam("b_id"))
+    .values(name=bindparam("b_name"))
+    .returning(accounts.c.id, accounts.c.name, accounts.c.created_at)
+)
+
+
+async def test_a_statement_on_its_own_commits_and_returns_its_rows(db: Database) -> None:
+    if db.is_sqlite:
+        # SQLite's writes go through the single writer; the method refuses rather than bypass it.
+        with pytest.raises(RuntimeError, match="begin"):
+            await db.fetch_all(_RENAME_RETURNING, {"b_id": "x", "b_name": "y"})
+        return
+    account = await new_account(db, "before")
+    [row] = await db.fetch_all(_RENAME_RETURNING, {"b_id": account.id, "b_name": "after"})
+    assert (row.id, row.name) == (account.id, "after")
+    assert row.created_at.tzinfo is not None  # decoded as through SQLAlchemy
+    async with db.read() as conn:  # another connection sees it: committed
+        name = await conn.execute(select(accounts.c.name).where(accounts.c.id == account.id))
+        assert name.scalar_one() == "after"

@@ -341,6 +341,10 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     """
     if req.limit <= 0:
         return []  # no transaction for nothing
+    if not db.is_sqlite:
+        # One statement is a transaction of its own: one round trip, no BEGIN or COMMIT.
+        rows = await db.fetch_all(_CLAIM_ON_POSTGRES, _claim_params(req))
+        return [_claim_of(row) for row in rows]
     async with db.begin() as conn:
         return await _claim(conn, req)
 
@@ -348,9 +352,10 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
 async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
     if req.limit <= 0:
         return []
-    saturated = sorted(hook for hook, n in req.busy.items() if n >= req.per_endpoint)
     if conn.dialect.name == "postgresql":
-        return await _claim_in_one_statement(conn, req, saturated)
+        rows = await direct.fetch_all(conn, _CLAIM_ON_POSTGRES, _claim_params(req))
+        return [_claim_of(row) for row in rows]
+    saturated = _saturated(req)
     probe: dict[str, Any] = {"now": req.now, "limit": req.limit}
     if saturated:
         probe["saturated"] = saturated
@@ -447,25 +452,27 @@ ORDER BY leased.next_attempt_at, leased.id
 )
 
 
-async def _claim_in_one_statement(
-    conn: AsyncConnection, req: ClaimRequest, saturated: list[str]
-) -> list[Claim]:
+def _claim_params(req: ClaimRequest) -> dict[str, Any]:
     busy = sorted(req.busy.items())
-    params = {
+    return {
         "busy_hooks": [hook for hook, _ in busy],
         "busy_counts": [n for _, n in busy],
-        "saturated": saturated,
+        "saturated": _saturated(req),
         "per_endpoint": req.per_endpoint,
         "limit": req.limit,
         "worker": req.worker_id,
         "until": req.now + timedelta(seconds=req.lease_seconds),
         "now": req.now,
     }
-    return [_claim_of(row) for row in await direct.fetch_all(conn, _CLAIM_ON_POSTGRES, params)]
+
+
+def _saturated(req: ClaimRequest) -> list[str]:
+    """Webhooks whose every slot is busy in this worker: not even probed."""
+    return sorted(hook for hook, n in req.busy.items() if n >= req.per_endpoint)
 
 
 async def dispatch_and_claim(
-    db: Database, req: ClaimRequest, *, batch_size: int = 500
+    db: Database, req: ClaimRequest, *, batch_size: int = 500, dispatch: bool = True
 ) -> tuple[DispatchResult, list[Claim]]:
     """``dispatch_events`` then ``claim_due`` in one transaction: what the worker runs.
 
@@ -473,7 +480,12 @@ async def dispatch_and_claim(
     write transaction queues for the single writer, that is a large part of commit-to-receipt
     latency). Dispatch runs even when ``req.limit`` is 0, so events become deliveries (visible in
     the API as pending) while every send slot is busy.
+
+    ``dispatch=False`` (the worker knows of no new event) is ``claim_due`` alone: on PostgreSQL
+    one round trip instead of the empty dispatch's and the transaction's.
     """
+    if not dispatch:
+        return DispatchResult(0, 0), await claim_due(db, req)
     async with db.begin() as conn:
         dispatched = await _dispatch(conn, req.now, batch_size)
         return dispatched, await _claim(conn, req)

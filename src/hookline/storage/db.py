@@ -287,6 +287,17 @@ class Database:
             row = await (await self._pool()).fetchrow(sql, *arguments)
         return None if row is None else compiled.decode(row)
 
+    async def fetch_all(self, statement: DirectStatement, params: Mapping[str, Any]) -> list[Any]:
+        """Every row of one statement that is a transaction of its own: on PostgreSQL's asyncpg
+        pool, in autocommit, so one round trip with no BEGIN or COMMIT. PostgreSQL only: on
+        SQLite a write must go through the single writer (``begin()``)."""
+        if self.is_sqlite:
+            raise RuntimeError("Database.fetch_all is for PostgreSQL; use begin() on SQLite")
+        compiled = statement.compiled(self.writer.dialect)
+        sql, arguments = compiled.render(params)
+        rows = await (await self._pool()).fetch(sql, *arguments)
+        return [compiled.decode(row) for row in rows]
+
     def _sqlite_point_reader(self) -> sqlite3.Connection:
         # One connection serves every point read: each runs inline, start to finish, without
         # yielding to the event loop, so no two ever overlap on it. Autocommit mode: each SELECT

@@ -67,7 +67,7 @@ class Compiled:
     """Bind parameter names, in the driver's positional order."""
     bind_at: Processors
     row: Any
-    """A namedtuple class for the selected columns (None for writes)."""
+    """A namedtuple class for the selected or returned columns (None for other writes)."""
     decode_at: Processors
     defaults: Mapping[str, Any]
     """Values of the statement's own literal parameters (e.g. ``LIMIT 1``)."""
@@ -142,8 +142,9 @@ class DirectStatement:
         expanding = compiled if any(b.expanding for b in compiled.binds.values()) else None
         row_class: Any = None
         decoders: list[Processor] = []
-        if isinstance(self.statement, Select | CompoundSelect | TextualSelect):
-            columns = list(self.statement.selected_columns)
+        # What a read selects, or what a write RETURNs (none: the row class stays None).
+        columns = list(self.statement.exported_columns)
+        if columns:
             row_class = _row_class([str(c.key) for c in columns])
             decoders = [
                 c.type.dialect_impl(dialect).result_processor(dialect, None) for c in columns
