@@ -299,8 +299,9 @@ class Worker:
         """Whether this round fans out new events: only if a wake-up said events were committed
         since the last fan-out, or a poll interval has passed since (the safety net for a lost
         NOTIFY, or none at all: another process on SQLite). A round woken by a finished send or
-        a due retry then costs the claim alone; on PostgreSQL the empty fan-out was two round
-        trips of the round's four, its slowest (docs/benchmarks.md)."""
+        a due retry then costs the claim alone; on PostgreSQL the empty fan-out, with the
+        transaction it needs, was three round trips of the round's four (BEGIN, its SELECT,
+        COMMIT), and its SELECT the slowest (docs/benchmarks.md)."""
         if not self._new_events.is_set() and self._next_dispatch_in(now) > 0:
             return False
         self._new_events.clear()
