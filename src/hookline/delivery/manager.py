@@ -343,8 +343,7 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
         return []  # no transaction for nothing
     if not db.is_sqlite:
         # One statement is a transaction of its own: one round trip, no BEGIN or COMMIT.
-        rows = await db.fetch_all(_CLAIM_ON_POSTGRES, _claim_params(req))
-        return [_claim_of(row) for row in rows]
+        return await _claim_on_postgres(db, req)
     async with db.begin() as conn:
         return await _claim(conn, req)
 
@@ -353,8 +352,7 @@ async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
     if req.limit <= 0:
         return []
     if conn.dialect.name == "postgresql":
-        rows = await direct.fetch_all(conn, _CLAIM_ON_POSTGRES, _claim_params(req))
-        return [_claim_of(row) for row in rows]
+        return await _claim_on_postgres(conn, req)
     saturated = _saturated(req)
     probe: dict[str, Any] = {"now": req.now, "limit": req.limit}
     if saturated:
@@ -450,6 +448,11 @@ ORDER BY leased.next_attempt_at, leased.id
     )
     .columns(*_CLAIM_COLUMNS)
 )
+
+
+async def _claim_on_postgres(source: Database | AsyncConnection, req: ClaimRequest) -> list[Claim]:
+    rows = await direct.fetch_all(source, _CLAIM_ON_POSTGRES, _claim_params(req))
+    return [_claim_of(row) for row in rows]
 
 
 def _claim_params(req: ClaimRequest) -> dict[str, Any]:

@@ -18,7 +18,9 @@ hot statements skip that layer:
   on PostgreSQL the asyncpg connection under SQLAlchemy's, once the transaction has begun
   (``asyncpg_connection_of``). SQLAlchemy still owns BEGIN, COMMIT and ROLLBACK. The delivery
   worker's statements run this way: on PostgreSQL, 14% less of the worker's CPU per delivery
-  than through SQLAlchemy's execute (docs/benchmarks.md).
+  than through SQLAlchemy's execute (docs/benchmarks.md). Given the ``Database`` instead,
+  ``fetch_all`` runs one statement as a transaction of its own on the asyncpg pool (PostgreSQL
+  only; the worker's claim, ``delivery.manager``).
 
 ``JointInsert`` covers the other hot write: a change and its outbox event, two INSERTs that only
 ever commit together. On PostgreSQL it is one statement (the first INSERTs as data-modifying
@@ -242,9 +244,14 @@ async def execute_many(
 
 
 async def fetch_all(
-    conn: AsyncConnection, statement: DirectStatement, params: Mapping[str, Any]
+    source: Database | AsyncConnection, statement: DirectStatement, params: Mapping[str, Any]
 ) -> list[Any]:
-    """Every row of a read in ``conn``'s transaction (attributes named after the columns)."""
+    """Every row (attributes named after the columns) of a statement in ``source``'s
+    transaction; given the ``Database``, of one statement that is a transaction of its own
+    (``Database.fetch_all``: PostgreSQL only)."""
+    if not isinstance(source, AsyncConnection):
+        return await source.fetch_all(statement, params)
+    conn = source
     compiled = statement.compiled(conn.dialect)
     sql, arguments = compiled.render(params)
     raw = sqlite3_connection_of(conn)
