@@ -113,8 +113,9 @@ class LocalWindows:
 
     def _reset_in(self, previous: int, still_in: float) -> int:
         # When a unit of quota frees up, as limits' get_window_stats says: the next previous-window
-        # hit to slide out, or else the end of the current window.
-        until_window_end = still_in * self.seconds
+        # hit to slide out, or else the end of the current window. limits takes that end modulo
+        # the window, so at a window's very first instant it says 0, not a whole window.
+        until_window_end = (still_in * self.seconds) % self.seconds
         reset = until_window_end
         if previous:
             reset = min(reset, until_window_end % (self.seconds / previous))
