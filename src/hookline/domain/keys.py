@@ -161,6 +161,11 @@ async def revoke_key(conn: AsyncConnection, account_id: str, key_id: str) -> boo
     return bool(result.rowcount)
 
 
+async def account_exists(conn: AsyncConnection, account_id: str) -> bool:
+    row = await conn.execute(select(accounts.c.id).where(accounts.c.id == account_id))
+    return row.first() is not None
+
+
 async def create_account(conn: AsyncConnection, name: str) -> str:
     account = ids.account_id()
     await conn.execute(accounts.insert().values(id=account, name=name, created_at=utcnow()))
