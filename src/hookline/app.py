@@ -9,7 +9,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from hookline import __version__, dashboard
-from hookline.api import calls, contacts, deliveries, events, health, webhooks
+from hookline.api import calls, contacts, deliveries, docs, events, health, webhooks
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
 from hookline.api.responses import JSONResponse
@@ -60,7 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=__version__,
         description=API_DESCRIPTION,
         openapi_url="/v1/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # docs.install serves /docs and /redoc without a CDN
         redoc_url=None,
         default_response_class=JSONResponse,
         lifespan=lifespan,
@@ -74,4 +74,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (health, contacts, calls, webhooks, deliveries, events):
         app.include_router(module.router)
     dashboard.install(app)
+    docs.install(app)
     return app

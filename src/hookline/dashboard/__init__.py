@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from hookline.dashboard import (
@@ -40,8 +40,20 @@ async def _login_required(request: Request, exc: Exception) -> Response:
     return redirect(request, target)
 
 
+async def _home() -> RedirectResponse:
+    # Whoever types the bare address wants the dashboard (sign up, keys, deliveries).
+    return RedirectResponse(PREFIX, status_code=307)
+
+
+async def _favicon() -> FileResponse:
+    # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the JSON API's).
+    return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
+
+
 def install(app: FastAPI) -> None:
     app.state.dashboard_throttle = LoginThrottle()
+    app.add_api_route("/", _home, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/favicon.ico", _favicon, methods=["GET"], include_in_schema=False)
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
     # Home last: it holds the catch-all that answers unknown dashboard paths with an HTML 404.
     for module in (auth, pages_keys, pages_webhooks, pages_contacts, pages_activity, pages_home):
