@@ -769,6 +769,20 @@ async def register_worker(
         )
 
 
+async def live_peers(
+    db: Database, worker_id: str, *, now: datetime, within: timedelta
+) -> list[Any]:
+    """The other workers on this database that heartbeat within ``within`` (id, hostname, pid,
+    started_at), oldest first."""
+    async with db.read() as conn:
+        rows = await conn.execute(
+            select(workers.c.id, workers.c.hostname, workers.c.pid, workers.c.started_at)
+            .where(workers.c.id != worker_id, workers.c.heartbeat_at >= now - within)
+            .order_by(workers.c.started_at)
+        )
+        return list(rows)
+
+
 async def heartbeat(
     db: Database,
     worker_id: str,

@@ -147,6 +147,7 @@ class Worker:
         self._bodies = _LRU(BODY_CACHE_SIZE)
         self._secrets = _LRU(SECRET_CACHE_SIZE)
         self._started = False
+        self._peers_seen: set[str] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -160,6 +161,7 @@ class Worker:
             self.db, self.id, hostname=socket.gethostname(), pid=os.getpid(), now=utcnow()
         )
         self._started = True
+        await self._notice_peers()
         self._spawn("scheduler", self._schedule_loop)
         self._spawn("recorder", self._record_loop)
         self._spawn("heartbeat", self._heartbeat_loop)
@@ -505,8 +507,36 @@ class Worker:
                 await manager.heartbeat(
                     self.db, self.id, sorted(self._held), now=utcnow(), lease_seconds=self._lease
                 )
+                await self._notice_peers()
             except Exception:
                 log.warning("heartbeat failed", exc_info=True)
+
+    async def _notice_peers(self) -> None:
+        """Say so when another worker starts sharing this database's deliveries.
+
+        Nothing is sent twice (leases), but each delivery goes out with the settings of whichever
+        process claims it (allowed targets, secret key, retry schedule, timeouts). On PostgreSQL
+        several workers are the design (info); on SQLite a second server is usually a mistake,
+        such as a forgotten `hookline serve` in another terminal (warning).
+        """
+        peers = await manager.live_peers(
+            self.db, self.id, now=utcnow(), within=timedelta(seconds=self._lease)
+        )
+        level = logging.WARNING if self.db.is_sqlite else logging.INFO
+        for peer in peers:
+            if peer.id in self._peers_seen:
+                continue
+            self._peers_seen.add(peer.id)
+            log.log(
+                level,
+                "another delivery worker shares this database: %s (host %s, pid %s); each "
+                "delivery is sent once, by whichever worker claims it, with that process's "
+                "settings. If that is not intended, stop one (docs/operations.md)",
+                peer.id,
+                peer.hostname,
+                peer.pid,
+                extra={"worker_id": self.id, "peer_worker_id": peer.id},
+            )
 
     async def _prune_loop(self) -> None:
         await asyncio.sleep(PRUNE_FIRST_DELAY_SECONDS)
