@@ -138,6 +138,7 @@ async def test_sigkilled_workers_lose_no_event(
     backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     env = {**CRASH_ENV, "HOOKLINE_DATABASE_URL": make_database_url(backend_name, tmp_path, request)}
+    assert (await arun_cli("migrate", env=env)).returncode == 0
     created = await arun_cli("accounts", "create", "crash", env=env)
     assert created.returncode == 0, created.stderr
     account = json.loads(created.stdout)
