@@ -192,8 +192,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     port = args.port or settings.port
     listener = listen_socket(host, port)
     label = database_label(settings)
-    missing = settings.sqlite_path is not None and not settings.sqlite_path.exists()
+    path = settings.sqlite_path
+    missing = path is not None and not path.exists()
     _note(f"database {label}" + (" (new: creating it)" if missing else ""))
+    if path is not None and missing and not path.resolve().parent.is_dir():
+        raise CliError(f"cannot create {label}: the folder {path.resolve().parent} does not exist")
     configure_logging(settings.log_level)
     app = create_app(settings)
     settle_heap()
