@@ -4,16 +4,20 @@ connection stays usable, and hookline serves again as soon as the database is ba
 from __future__ import annotations
 
 import asyncio
+import socket
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
 import pytest
-from sqlalchemy import text
+from sqlalchemy import literal_column, select, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from hookline.errors import ServiceUnavailable
+from hookline.storage.db import PG_CONNECT_TIMEOUT_SECONDS, Database
+from hookline.storage.direct import DirectStatement
 from hookline.storage.outage import is_store_unavailable
 from tests.conftest import TEST_SECRET_KEY, make_settings
 from tests.limits.conftest import running_app
@@ -159,3 +163,23 @@ async def test_what_counts_as_unavailable(tmp_path: Path) -> None:
         await engine.dispose()
     assert not is_store_unavailable(ValueError("no"))
     assert not is_store_unavailable(asyncio.CancelledError())
+
+
+async def test_a_postgresql_that_never_answers_fails_fast() -> None:
+    """A server that accepts the TCP connection and then says nothing (a hung host): the
+    request gets its 503 after the connect timeout, not asyncpg's default minute."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)  # the kernel completes handshakes; nothing ever answers them
+        url = f"postgresql://postgres@127.0.0.1:{silent.getsockname()[1]}/none"
+        db = Database(make_settings(url, secret_key=TEST_SECRET_KEY))
+        try:
+            for attempt in (
+                db.ping(),
+                db.fetch_one(DirectStatement(select(literal_column("1").label("one"))), {}),
+            ):
+                started = time.monotonic()
+                assert is_store_unavailable(await _raised(attempt))
+                assert time.monotonic() - started < PG_CONNECT_TIMEOUT_SECONDS + 3
+        finally:
+            await db.dispose()
