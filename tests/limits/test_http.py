@@ -136,6 +136,24 @@ def test_malformed_http_is_a_400_bad_request_with_a_request_id(
     assert_refused(server, answer, 400, "bad_request")
 
 
+def test_a_websocket_upgrade_is_answered_by_the_app(server: ServerProcess) -> None:
+    """No WebSocket endpoints: the request gets the app's answer, not uvicorn's bare 403."""
+    with raw_connection(server.port) as conn:
+        conn.request(
+            "GET",
+            "/v1/contacts",
+            {
+                "Connection": "Upgrade",
+                "Upgrade": "websocket",
+                "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+                "Sec-WebSocket-Version": "13",
+            },
+        )
+        answer = conn.response()
+    assert answer.status == 401
+    assert answer.json()["error"]["request_id"] == answer.headers["x-request-id"]
+
+
 def test_http_1_0_without_host_is_served(server: ServerProcess) -> None:
     with raw_connection(server.port) as conn:
         conn.send(b"GET /healthz HTTP/1.0\r\n\r\n")
