@@ -52,11 +52,11 @@ async def _favicon() -> FileResponse:
 
 def install(app: FastAPI) -> None:
     app.state.dashboard_throttle = LoginThrottle()
-    app.add_api_route("/", _home, methods=["GET"], include_in_schema=False)
-    app.add_api_route("/favicon.ico", _favicon, methods=["GET"], include_in_schema=False)
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
     # Home last: it holds the catch-all that answers unknown dashboard paths with an HTML 404.
     for module in (auth, pages_keys, pages_webhooks, pages_contacts, pages_activity, pages_home):
         app.include_router(module.router, include_in_schema=False)
     app.add_exception_handler(PageError, _page_error)
     app.add_exception_handler(LoginRequired, _login_required)
+    app.add_api_route("/", _home, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/favicon.ico", _favicon, methods=["GET"], include_in_schema=False)
