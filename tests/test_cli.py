@@ -13,6 +13,7 @@ from alembic import command
 from sqlalchemy import create_engine
 
 from hookline.storage.migrate import alembic_config, head_revision
+from tests.support.postgres import PostgresServer
 from tests.support.server import CLI, cli_env, free_port, run_cli, running_server
 
 
@@ -264,3 +265,17 @@ def test_serve_refuses_a_database_in_a_folder_that_does_not_exist(tmp_path: Path
     env = {"HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path}/nowhere/h.db"}
     result = run_cli("serve", "--port", str(free_port()), env=env)
     _assert_one_line_error(result, f"folder {tmp_path / 'nowhere'} does not exist")
+
+
+def test_postgresql_database_without_schema_is_refused_until_migrated(
+    pg_server: PostgresServer,
+) -> None:
+    env = {"HOOKLINE_DATABASE_URL": pg_server.create_database(), "HOOKLINE_SECRET_KEY": "k"}
+    refused = run_cli("accounts", "create", "acme", env=env)
+    _assert_one_line_error(refused, "has no hookline schema", "hookline migrate")
+    migrated = run_cli("migrate", env=env)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "created postgresql://postgres@" in migrated.stderr
+    assert run_cli("accounts", "create", "acme", env=env).returncode == 0
+    missing = {**env, "HOOKLINE_DATABASE_URL": pg_server.url("no_such_database")}
+    _assert_one_line_error(run_cli("migrate", env=missing), "no_such_database")
