@@ -5,15 +5,25 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import timedelta
+from pathlib import Path
 
 import httpx
+import pytest
+from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
 from sqlalchemy import func, insert, select
 
+from hookline.api.deps import DB, ContactsWrite
+from hookline.api.responses import JSONResponse
+from hookline.api.routing import DirectRoute, _plan_for
+from hookline.app import create_app
+from hookline.crypto import SecretBox
+from hookline.domain.contacts import contact_creation
 from hookline.limits.idempotency import IdempotencyStore, request_hash
 from hookline.storage.db import Database
 from hookline.storage.models import idempotency_keys
 from hookline.timeutil import utcnow
-from tests.conftest import Account
+from tests.conftest import TEST_SECRET_KEY, Account, make_settings, new_account
 
 CONTACT = {"first_name": "Ada", "phone_number": "+14155550100"}
 
@@ -29,16 +39,13 @@ async def test_twenty_concurrent_duplicates_create_one_contact_and_one_event(
     responses = await asyncio.gather(
         *(client.post("/v1/contacts", json=CONTACT, headers=headers) for _ in range(20))
     )
-    statuses = sorted(r.status_code for r in responses)
-    assert set(statuses) <= {201, 409}, statuses
-    created = [r for r in responses if r.status_code == 201]
-    originals = [r for r in created if "idempotent-replayed" not in r.headers]
+    # A duplicate waits for the request that holds the key, then replays its response.
+    assert [r.status_code for r in responses] == [201] * 20, [r.text for r in responses]
+    originals = [r for r in responses if "idempotent-replayed" not in r.headers]
     assert len(originals) == 1
     contact_id = originals[0].json()["id"]
-    for replay in created:
+    for replay in responses:
         assert replay.json()["id"] == contact_id
-    for conflict in (r for r in responses if r.status_code == 409):
-        assert conflict.json()["error"]["code"] == "conflict"
 
     contacts = (await client.get("/v1/contacts", headers=account.headers)).json()
     assert [c["id"] for c in contacts] == [contact_id]
@@ -138,7 +145,7 @@ async def test_prune_deletes_only_expired_rows(account: Account, db: Database) -
                     response_status=201, created_at=now - age,
                 )
             )  # fmt: skip
-    assert await IdempotencyStore(db).prune(now) >= 1
+    assert await IdempotencyStore(db, SecretBox(TEST_SECRET_KEY)).prune(now) >= 1
     async with db.read() as conn:
         left = await conn.scalars(
             select(idempotency_keys.c.key).where(idempotency_keys.c.account_id == account.id)
@@ -193,3 +200,74 @@ async def test_openapi_documents_the_header_on_every_post(client: httpx.AsyncCli
         names = [p["name"] for p in post.get("parameters", [])]
         assert "Idempotency-Key" in names
         assert "409" in post["responses"]
+
+
+async def test_a_failure_before_the_commit_leaves_neither_the_contact_nor_the_key(
+    app: FastAPI, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The contact, its event, the reservation and the stored response are one transaction."""
+    store: IdempotencyStore = app.state.idempotency
+
+    def broken(_plaintext: str) -> str:
+        raise RuntimeError("the stored response cannot be written")
+
+    woken: list[bool] = []
+    monkeypatch.setattr(app.state.wakeup, "events_committed", lambda: woken.append(True))
+    headers = with_key(account, "fails-at-the-end")
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as client:
+        with monkeypatch.context() as patch:
+            patch.setattr(store.box, "encrypt", broken)
+            failed = await client.post("/v1/contacts", json=CONTACT, headers=headers)
+        assert failed.status_code == 500
+        assert woken == [], "the worker was woken for events that were rolled back"
+        assert (await client.get("/v1/contacts", headers=account.headers)).json() == []
+        assert (await client.get("/v1/events", headers=account.headers)).json() == []
+        retried = await client.post("/v1/contacts", json=CONTACT, headers=headers)
+        assert retried.status_code == 201
+        assert "idempotent-replayed" not in retried.headers
+        contacts = (await client.get("/v1/contacts", headers=account.headers)).json()
+        assert [c["id"] for c in contacts] == [retried.json()["id"]]
+
+
+async def test_the_worker_is_woken_once_the_request_committed(
+    app: FastAPI, client: httpx.AsyncClient, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    woken: list[bool] = []
+    monkeypatch.setattr(app.state.wakeup, "events_committed", lambda: woken.append(True))
+    headers = with_key(account, "wakes")
+    assert (await client.post("/v1/contacts", json=CONTACT, headers=headers)).status_code == 201
+    assert woken == [True]
+    replayed = await client.post("/v1/contacts", json=CONTACT, headers=headers)
+    assert replayed.headers["idempotent-replayed"] == "true"
+    assert woken == [True]
+
+
+async def test_a_post_served_by_fastapis_own_handler_is_guarded_too(tmp_path: Path) -> None:
+    router = APIRouter(route_class=DirectRoute)
+
+    @router.post("/v1/probe", status_code=201)
+    async def probe(auth: ContactsWrite, db: DB, name: str = "Probe") -> JSONResponse:
+        contact, rows = contact_creation(auth.account_id, {**CONTACT, "first_name": name})
+        await db.commit_rows(rows)
+        return JSONResponse(contact, status_code=201)
+
+    [route] = router.routes
+    assert isinstance(route, APIRoute)
+    assert _plan_for(route.dependant) is None, "the query parameter should need FastAPI's handler"
+    app = create_app(make_settings(f"sqlite:///{tmp_path / 'probe.db'}"))
+    app.include_router(router)
+    async with app.router.lifespan_context(app):
+        owner = await new_account(app.state.db, "probe")
+        reader = await new_account(app.state.db, "reader", ["contacts:read"])
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as c:
+            first = await c.post("/v1/probe?name=Q", headers=with_key(owner, "probe"))
+            again = await c.post("/v1/probe?name=Q", headers=with_key(owner, "probe"))
+            listed = (await c.get("/v1/contacts", headers=owner.headers)).json()
+            refused = await c.post("/v1/probe?name=Q", headers=with_key(reader, "probe"))
+    assert first.status_code == again.status_code == 201
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.json() == first.json()
+    assert [contact["id"] for contact in listed] == [first.json()["id"]]
+    assert refused.status_code == 403

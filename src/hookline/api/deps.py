@@ -48,7 +48,8 @@ def _bearer_token(request: Request) -> str:
 
 
 async def authenticate(request: Request) -> AuthContext:
-    # The idempotency middleware authenticates first; reuse its result (and its rate-limit hit).
+    # Once per request, whichever dependency asks first (its rate-limit hit too); the
+    # Idempotency-Key guard reads the account from it.
     cached: AuthContext | None = getattr(request.state, "auth_context", None)
     if cached is not None:
         return cached
@@ -122,5 +123,9 @@ JsonContent = Annotated[None, Depends(require_json)]
 
 
 def events_committed(request: Request) -> None:
-    """Tell the delivery worker that new events are committed (wakes it without polling)."""
-    request.app.state.wakeup.events_committed()
+    """Tell the delivery worker that new events are committed (wakes it without polling).
+
+    Inside an idempotent request the handler's writes commit with its stored response, after
+    the handler returns: the wake-up waits for that commit."""
+    db: Database = request.app.state.db
+    db.after_commit(request.app.state.wakeup.events_committed)
