@@ -6,6 +6,7 @@ import asyncio
 import uuid
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -179,6 +180,43 @@ async def test_key_length_is_checked(client: httpx.AsyncClient, account: Account
     assert response.json()["error"]["details"]["fields"][0]["field"] == "Idempotency-Key"
     ok = await client.post("/v1/contacts", json=CONTACT, headers=with_key(account, "k" * 255))
     assert ok.status_code == 201
+
+
+async def test_a_key_with_control_characters_is_refused(app: FastAPI, account: Account) -> None:
+    # Straight to the app: HTTP clients refuse to send such headers, a raw socket would not.
+    for key in (b"nul\x00key", b"bell\x07", b"del\x7f"):
+        response = await _post_raw(app, account, key)
+        assert response["status"] == 422, key
+        assert b"Idempotency-Key" in response["body"]
+
+
+async def _post_raw(app: FastAPI, account: Account, key: bytes) -> dict[str, Any]:
+    body = b'{"first_name":"Ada","phone_number":"+14155550100"}'
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/v1/contacts", "raw_path": b"/v1/contacts",
+        "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
+        "server": ("hookline.test", 80),
+        "headers": [
+            (b"host", b"hookline.test"), (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"authorization", f"Bearer {account.key}".encode()), (b"idempotency-key", key),
+        ],
+    }  # fmt: skip
+    sent: list[dict[str, Any]] = []
+    requests = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        return requests.pop(0) if requests else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return {
+        "status": sent[0]["status"],
+        "body": b"".join(m.get("body", b"") for m in sent[1:]),
+    }
 
 
 async def test_unauthenticated_requests_pass_through_to_their_401(

@@ -286,6 +286,11 @@ def _check_key(key: str) -> None:
         raise ValidationFailed.for_field(
             "Idempotency-Key", f"Idempotency-Key must be 1..{MAX_KEY_LENGTH} characters"
         )
+    # PostgreSQL text cannot hold NUL; no control character belongs in a key.
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in key):
+        raise ValidationFailed.for_field(
+            "Idempotency-Key", "Idempotency-Key must not contain control characters"
+        )
 
 
 async def answer_once(request: Request, call: Callable[[], Awaitable[Response]]) -> Response:
