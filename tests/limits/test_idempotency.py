@@ -13,6 +13,7 @@ import pytest
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
 from sqlalchemy import func, insert, select
+from starlette.types import Message
 
 from hookline.api.deps import DB, ContactsWrite
 from hookline.api.responses import JSONResponse
@@ -203,13 +204,13 @@ async def _post_raw(app: FastAPI, account: Account, key: bytes) -> dict[str, Any
             (b"authorization", f"Bearer {account.key}".encode()), (b"idempotency-key", key),
         ],
     }  # fmt: skip
-    sent: list[dict[str, Any]] = []
-    requests = [{"type": "http.request", "body": body, "more_body": False}]
+    sent: list[Message] = []
+    requests: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
 
-    async def receive() -> dict[str, Any]:
+    async def receive() -> Message:
         return requests.pop(0) if requests else {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Message) -> None:
         sent.append(message)
 
     await app(scope, receive, send)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Coroutine
 from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from hookline.background import spawn
 from hookline.domain import keys
 from hookline.domain.keys import AuthContext
 from hookline.errors import Forbidden, Unauthenticated, UnsupportedMediaType
@@ -81,14 +81,6 @@ def _remember_use(request: Request, db: Database, context: AuthContext) -> None:
             await keys.touch_last_used(conn, context.key_id, now)
 
     spawn(request, touch())
-
-
-def spawn(request: Request, coro: Coroutine[Any, Any, None]) -> None:
-    """Run ``coro`` after the response, keeping a reference so it isn't garbage-collected."""
-    tasks: set[asyncio.Task[None]] = request.app.state.background_tasks
-    task = asyncio.get_running_loop().create_task(coro)
-    tasks.add(task)
-    task.add_done_callback(tasks.discard)
 
 
 def require(scope: str) -> Callable[[Request], Coroutine[Any, Any, AuthContext]]:

@@ -46,7 +46,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.responses import Response
 
-from hookline.api.deps import spawn
+from hookline.background import spawn
 from hookline.crypto import SecretBox
 from hookline.errors import Conflict, IdempotencyKeyReused, ValidationFailed
 from hookline.storage.db import Database, Preempted
