@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastapi import APIRouter, FastAPI
 from fastapi.routing import APIRoute
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, text
 from starlette.types import Message
 
 from hookline.api.deps import DB, ContactsWrite
@@ -23,9 +23,10 @@ from hookline.crypto import SecretBox
 from hookline.domain.contacts import contact_creation
 from hookline.limits.idempotency import IdempotencyStore, request_hash
 from hookline.storage.db import Database
-from hookline.storage.models import idempotency_keys
+from hookline.storage.models import calls, idempotency_keys
 from hookline.timeutil import utcnow
-from tests.conftest import TEST_SECRET_KEY, Account, make_settings, new_account
+from tests.conftest import TEST_SECRET_KEY, Account, make_database_url, make_settings, new_account
+from tests.support.waiting import eventually
 
 CONTACT = {"first_name": "Ada", "phone_number": "+14155550100"}
 
@@ -41,13 +42,16 @@ async def test_twenty_concurrent_duplicates_create_one_contact_and_one_event(
     responses = await asyncio.gather(
         *(client.post("/v1/contacts", json=CONTACT, headers=headers) for _ in range(20))
     )
-    # A duplicate waits for the request that holds the key, then replays its response.
-    assert [r.status_code for r in responses] == [201] * 20, [r.text for r in responses]
-    originals = [r for r in responses if "idempotent-replayed" not in r.headers]
+    statuses = sorted(r.status_code for r in responses)
+    assert set(statuses) <= {201, 409}, statuses
+    created = [r for r in responses if r.status_code == 201]
+    originals = [r for r in created if "idempotent-replayed" not in r.headers]
     assert len(originals) == 1
     contact_id = originals[0].json()["id"]
-    for replay in responses:
+    for replay in created:
         assert replay.json()["id"] == contact_id
+    for conflict in (r for r in responses if r.status_code == 409):
+        assert conflict.json()["error"]["code"] == "conflict"
 
     contacts = (await client.get("/v1/contacts", headers=account.headers)).json()
     assert [c["id"] for c in contacts] == [contact_id]
@@ -310,3 +314,84 @@ async def test_a_post_served_by_fastapis_own_handler_is_guarded_too(tmp_path: Pa
     assert again.json() == first.json()
     assert [contact["id"] for contact in listed] == [first.json()["id"]]
     assert refused.status_code == 403
+
+
+CALL = {"call_type": "inbound", "customer_phone_number": "+14155550100"}
+COMPLETE = {"call_status": "completed"}
+
+
+async def _new_call(client: httpx.AsyncClient, account: Account) -> str:
+    response = await client.post("/v1/calls", json=CALL, headers=account.headers)
+    assert response.status_code == 201, response.text
+    call_id: str = response.json()["id"]
+    return call_id
+
+
+async def test_a_duplicate_of_a_request_in_flight_gets_409_at_once(
+    app: FastAPI, client: httpx.AsyncClient, account: Account, db: Database
+) -> None:
+    call_id = await _new_call(client, account)
+    url = f"/v1/calls/{call_id}/complete"
+    headers = with_key(account, "in-flight")
+    store: IdempotencyStore = app.state.idempotency
+
+    async def first_is_in_flight() -> bool:
+        return any(slot.account_id == account.id for slot in store.in_flight)
+
+    async with db.begin() as conn:
+        # Locks the call's row (PostgreSQL) or holds the single writer (SQLite): the request
+        # completing the call takes its key, then waits here.
+        await conn.execute(select(calls.c.id).where(calls.c.id == call_id).with_for_update())
+        first = asyncio.create_task(client.post(url, json=COMPLETE, headers=headers))
+        await eventually(first_is_in_flight, bool)
+        duplicate = await client.post(url, json=COMPLETE, headers=headers)
+        assert duplicate.status_code == 409, duplicate.text
+        assert duplicate.json()["error"]["code"] == "conflict"
+    completed = await first
+    assert completed.status_code == 200, completed.text
+    again = await client.post(url, json=COMPLETE, headers=headers)
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.json() == completed.json()
+
+
+async def test_a_duplicate_in_another_process_gets_409_at_once_on_postgres(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Two apps on one PostgreSQL database stand for two processes: the second has no in-flight
+    set to look at, the key's advisory lock tells it (waiting instead would deadlock here)."""
+    settings = make_settings(make_database_url("postgres", tmp_path, request))
+    holder, other = create_app(settings), create_app(settings)
+    async with holder.router.lifespan_context(holder), other.router.lifespan_context(other):
+        db: Database = holder.state.db
+        account = await new_account(db, "two-processes")
+        async with _client(holder) as first_client, _client(other) as other_client:
+            call_id = await _new_call(first_client, account)
+            url = f"/v1/calls/{call_id}/complete"
+            headers = with_key(account, "elsewhere")
+            async with db.begin() as conn:
+                await conn.execute(
+                    select(calls.c.id).where(calls.c.id == call_id).with_for_update()
+                )
+                first = asyncio.create_task(first_client.post(url, json=COMPLETE, headers=headers))
+                await eventually(lambda: _advisory_locks(db), bool)
+                duplicate = await asyncio.wait_for(
+                    other_client.post(url, json=COMPLETE, headers=headers), timeout=10
+                )
+                assert duplicate.status_code == 409, duplicate.text
+            completed = await first
+            assert completed.status_code == 200, completed.text
+            again = await other_client.post(url, json=COMPLETE, headers=headers)
+            assert again.headers["idempotent-replayed"] == "true"
+            assert again.json() == completed.json()
+
+
+def _client(app: FastAPI) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://hookline.test"
+    )
+
+
+async def _advisory_locks(db: Database) -> int:
+    async with db.read() as conn:
+        count = await conn.scalar(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"))
+    return int(count or 0)

@@ -4,7 +4,7 @@ Clients keep creating contacts with idempotent POSTs (each request its own key a
 the server is killed with SIGKILL several times and restarted on the same database. A request cut
 off by a kill is retried with the same key and body until it gets an answer. Every request must end
 with its one 201 (fresh, or the replay of the attempt that committed before the kill), no answer is
-ever a 409 (a key left "in progress"), and each contact exists exactly once. On SQLite and on
+a lasting 409 (a key left "in progress"), and each contact exists exactly once. On SQLite and on
 PostgreSQL.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import time
 import uuid
 from collections import Counter
 from contextlib import AsyncExitStack
@@ -30,6 +31,8 @@ from tests.support.api import collect_pages
 from tests.support.server import ServerProcess, arun_cli, async_running_server
 
 KILLS = 3
+# A 409 that lasts this long means a key was stranded "in progress".
+LASTING = 5.0
 CLIENTS = 16
 ENV = {
     "HOOKLINE_SECRET_KEY": TEST_SECRET_KEY,
@@ -83,6 +86,7 @@ async def _create_until_answered(
     client: httpx.AsyncClient, service: Service, body: dict[str, str], outcome: Outcome
 ) -> None:
     headers = {"Idempotency-Key": f"crash-{uuid.uuid4()}"}
+    in_progress_since: float | None = None
     while True:
         await service.ready.wait()
         try:
@@ -95,8 +99,16 @@ async def _create_until_answered(
             outcome.contact_id = response.json()["id"]
             outcome.replayed = response.headers.get("idempotent-replayed") == "true"
             return
-        assert response.status_code != 409, f"a key was left in progress: {response.text}"
-        assert response.status_code >= 500, response.text  # anything else is a bug here
+        assert response.status_code in (409, 503), response.text  # else a bug here
+        if response.status_code != 409:
+            in_progress_since = None
+            continue
+        # 409 while the killed attempt's transaction is still being rolled back (PostgreSQL
+        # notices the dead connection): fine for a moment, a stranded key if it lasts.
+        now = time.monotonic()
+        in_progress_since = in_progress_since or now
+        assert now - in_progress_since < LASTING, f"a key stayed in progress: {response.text}"
+        await asyncio.sleep(0.05)  # a client's retry interval
 
 
 async def _chaos(service: Service) -> None:
@@ -142,16 +154,17 @@ async def test_sigkill_never_strands_an_idempotency_key(
     interrupted = [o for o in outcomes if o.interrupted]
     assert interrupted, "no request was in flight at any kill: the test proved nothing"
     assert all(o.contact_id is not None for o in outcomes)
-    assert not any(409 in o.statuses for o in outcomes)
     # Each request created its contact exactly once, and its answer names that contact.
     assert sorted(listed) == sorted(o.contact_id for o in outcomes if o.contact_id)
     assert Counter(listed).most_common(1)[0][1] == 1
     assert await _reservations_without_response(url) == 0
     replayed = sum(o.replayed for o in interrupted)
+    conflicts = sum(o.statuses.count(409) for o in outcomes)
     print(
         f"\n[{backend_name}] idempotency crash test: {len(outcomes)} requests, {KILLS} SIGKILLs, "
         f"{len(interrupted)} interrupted and retried ({replayed} answered by a replay, "
-        f"{len(interrupted) - replayed} ran afresh), 0 stranded keys, 0 duplicate contacts"
+        f"{len(interrupted) - replayed} ran afresh), {conflicts} passing 409s, 0 stranded keys, "
+        "0 duplicate contacts"
     )
 
 

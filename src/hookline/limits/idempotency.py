@@ -2,24 +2,26 @@
 
     same key, same request   -> the first response again, with ``Idempotent-Replayed: true``
     same key, other request  -> 422 ``idempotency_key_reused``
-    first one still running  -> the duplicate waits for it, then gets its replay
+    first one still running  -> 409 ``conflict``
 
 The request is ``sha256(method, path, body)``. The guard wraps the endpoint itself
 (``api.routing.DirectRoute``, the API routers' route class, applies it to every POST), so it
-runs after the route's
-dependencies: a replay is authenticated, scope-checked and validated exactly like a fresh
-request, and gets the same 401/403/422 when those fail.
+runs after the route's dependencies: a replay is authenticated, scope-checked and validated
+exactly like a fresh request, and gets the same 401/403/422 when those fail.
 
 The reservation, the handler's writes and the stored response are one transaction, the
 request's own (``Database.hold``): the handler's first ``db.begin()`` opens it with the
 reservation (an upsert into ``idempotency_keys``) as its first statement, every write of the
 handler joins it, and the response is stored in it before the COMMIT. A crash at any point
-leaves either all of it or none of it, never a key stuck "in progress". A concurrent duplicate
-collides on the primary key ``(account_id, key)`` whatever process it reaches: on PostgreSQL its
-upsert waits for the first transaction and then finds the stored response; on SQLite the single
-writer runs the two one after the other. The duplicate sees the row only once it is committed
-(on SQLite it answers after the commit of the batch it read from), so a replay never shows a
-response that a failed commit took back.
+leaves either all of it or none of it, never a key stuck "in progress".
+
+A duplicate sent while the first runs gets 409 at once: in the same process from the set of keys
+in flight; in another, on PostgreSQL, because the reservation also takes the key's advisory lock
+(``pg_try_advisory_xact_lock``), which the holder keeps until its COMMIT. (Two processes on one
+SQLite file: the duplicate waits for the single writer, then finds the stored response.) Whatever
+the process, duplicates collide on the primary key ``(account_id, key)``, and a replay is only
+ever of a committed row (on SQLite, read inside the writer, it answers once that batch is
+committed), so it never shows a response that a failed commit took back.
 
 Only successful (< 400) responses are kept: an error, an exception or a crash rolls the whole
 transaction back, reservation included, so a corrected retry with the same key runs afresh (as
@@ -41,7 +43,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fastapi import Request
-from sqlalchemy import and_, bindparam, null, or_, select, update
+from sqlalchemy import BigInteger, and_, bindparam, func, null, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.responses import Response
@@ -118,6 +120,11 @@ class Slot:
     def params(self) -> dict[str, str]:
         return {"b_account_id": self.account_id, "b_key": self.key}
 
+    def lock_id(self) -> int:
+        """The key's PostgreSQL advisory lock (64 bits of a hash: a collision costs a 409)."""
+        digest = hashlib.sha256(f"{self.account_id}\0{self.key}".encode()).digest()
+        return int.from_bytes(digest[:8], "big", signed=True)
+
 
 _THIS_SLOT = and_(
     keys_table.c.account_id == bindparam("b_account_id"), keys_table.c.key == bindparam("b_key")
@@ -147,20 +154,30 @@ _PRUNE = DirectStatement(
 )
 
 
-def _reserve_statement(insert: Any) -> DirectStatement:
+def _reserve_statement(insert: Any, *, try_lock: bool) -> DirectStatement:
     """INSERT the reservation; over an expired or abandoned row, take it over; RETURNING a row
-    only when this request now holds the key."""
-    created_at = bindparam("b_created_at", type_=keys_table.c.created_at.type)
-    statement = insert(keys_table).values(
-        account_id=bindparam("b_account_id", type_=keys_table.c.account_id.type),
-        key=bindparam("b_key", type_=keys_table.c.key.type),
-        request_hash=bindparam("b_request_hash", type_=keys_table.c.request_hash.type),
-        response_status=null(),
-        response_headers=null(),
-        response_body=null(),
-        created_at=created_at,
-    )
+    only when this request now holds the key.
+
+    ``try_lock`` (PostgreSQL): insert only if this transaction gets the key's advisory lock, which
+    every holder keeps until it ends. Without it, the upsert would wait for a holder in another
+    process instead of answering 409 at once.
+    """
     held = keys_table.c
+    values = {
+        "account_id": bindparam("b_account_id", type_=held.account_id.type),
+        "key": bindparam("b_key", type_=held.key.type),
+        "request_hash": bindparam("b_request_hash", type_=held.request_hash.type),
+        "response_status": null(),
+        "response_headers": null(),
+        "response_body": null(),
+        "created_at": bindparam("b_created_at", type_=held.created_at.type),
+    }
+    if try_lock:
+        free = func.pg_try_advisory_xact_lock(bindparam("b_lock", type_=BigInteger()))
+        row = select(*(value.label(name) for name, value in values.items())).where(free)
+        statement = insert(keys_table).from_select(list(values), row)
+    else:
+        statement = insert(keys_table).values(values)
     return DirectStatement(
         statement.on_conflict_do_update(
             index_elements=[held.account_id, held.key],
@@ -183,9 +200,13 @@ def _reserve_statement(insert: Any) -> DirectStatement:
 
 
 _RESERVE = {
-    "sqlite": _reserve_statement(sqlite.insert),
-    "postgresql": _reserve_statement(postgresql.insert),
+    "sqlite": _reserve_statement(sqlite.insert, try_lock=False),
+    "postgresql": _reserve_statement(postgresql.insert, try_lock=True),
 }
+
+
+def _in_progress() -> Conflict:
+    return Conflict("A request with this Idempotency-Key is still in progress; retry.")
 
 
 class KeyTaken(Preempted):
@@ -201,6 +222,9 @@ class IdempotencyStore:
         self.db = db
         self.box = box
         self._next_prune = utcnow()
+        # Keys whose request this process is running: a duplicate gets its 409 without waiting
+        # for the held transaction (on SQLite, for the single writer).
+        self.in_flight: set[Slot] = set()
 
     async def lookup(self, slot: Slot, now: datetime) -> Any | None:
         """The committed row that decides this key's answer, or None if the key is free."""
@@ -211,6 +235,7 @@ class IdempotencyStore:
         """The held transaction's first statement: take the key, or raise ``KeyTaken``."""
         params = {
             **slot.params(),
+            "b_lock": slot.lock_id(),
             "b_request_hash": hashed,
             "b_created_at": now,
             "b_expired_before": now - TTL,
@@ -218,7 +243,7 @@ class IdempotencyStore:
         }
         if await fetch_all(conn, _RESERVE[conn.dialect.name], params):
             return
-        # The holder committed before our upsert returned (PostgreSQL made it wait for that).
+        # Committed since our look-up (the row), or held by another process (no row yet).
         rows = await fetch_all(conn, _LOOKUP, slot.params())
         raise KeyTaken(rows[0] if rows else None)
 
@@ -240,7 +265,7 @@ class IdempotencyStore:
         if row is not None and row.request_hash != hashed:
             raise IdempotencyKeyReused()
         if row is None or row.response_status is None:
-            raise Conflict("A request with this Idempotency-Key is still in progress; retry.")
+            raise _in_progress()
         stored: str = row.response_body or ""
         body = self.box.decrypt(stored) if stored.startswith(_SEALED_PREFIX) else stored
         response = Response(content=body.encode(), status_code=row.response_status)
@@ -310,16 +335,33 @@ async def answer_once(request: Request, call: Callable[[], Awaitable[Response]])
     if existing is not None:
         return store.replay(existing, hashed)
 
+    if slot in store.in_flight:
+        raise _in_progress()
+    store.in_flight.add(slot)
+    try:
+        return await _run_held(store, slot, hashed, now, call)
+    except KeyTaken as taken:
+        return store.replay(taken.row, hashed)
+    finally:
+        store.in_flight.discard(slot)
+
+
+async def _run_held(
+    store: IdempotencyStore,
+    slot: Slot,
+    hashed: str,
+    now: datetime,
+    call: Callable[[], Awaitable[Response]],
+) -> Response:
+    """``call()`` with its writes, the reservation and the stored response in one transaction."""
+
     async def reserve(conn: AsyncConnection) -> None:
         await store.reserve(conn, slot, hashed, now)
 
-    try:
-        async with store.db.hold(reserve) as held:
-            response = await call()
-            if response.status_code >= 400:
-                await held.rollback()
-                return response
-            await store.store(await held.connection(), slot, response)
+    async with store.db.hold(reserve) as held:
+        response = await call()
+        if response.status_code >= 400:
+            await held.rollback()
             return response
-    except KeyTaken as taken:
-        return store.replay(taken.row, hashed)
+        await store.store(await held.connection(), slot, response)
+        return response

@@ -47,8 +47,7 @@ _IDEMPOTENCY_PARAMETER = {
         "Makes a retry safe: the same key with the same body within 24 h replays the first "
         "response (with `Idempotent-Replayed: true`), once the key is authorised for this "
         "operation as a fresh request would be; with another body it is refused (422 "
-        "idempotency_key_reused). A duplicate sent while the first is running waits for it; "
-        "409 if the key is held by a request an older hookline version is still running."
+        "idempotency_key_reused); while the first is still running, 409."
     ),
     "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH},
 }
