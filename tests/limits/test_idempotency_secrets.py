@@ -11,12 +11,18 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
+from alembic import command
 from sqlalchemy import select
 
 from hookline.crypto import SecretBox
+from hookline.domain import keys
+from hookline.limits.idempotency import request_hash
 from hookline.storage.db import Database
+from hookline.storage.migrate import alembic_config, upgrade_to_head
 from hookline.storage.models import idempotency_keys
-from tests.conftest import TEST_SECRET_KEY, Account, make_settings
+from hookline.timeutil import utcnow
+from tests.conftest import BACKENDS, TEST_SECRET_KEY, Account, make_database_url, make_settings
 from tests.limits.conftest import running_app, sqlite_url
 
 
@@ -101,3 +107,60 @@ async def test_an_existing_database_file_keeps_its_mode(tmp_path: Path) -> None:
     async with running_app(make_settings(sqlite_url(tmp_path))):
         pass
     assert _mode(database) == 0o640
+
+
+async def test_a_row_stored_in_clear_by_an_older_version_still_replays(
+    client: httpx.AsyncClient, account: Account, db: Database
+) -> None:
+    body = b'{"first_name":"Ada","phone_number":"+14155550100"}'
+    async with db.begin() as conn:
+        await conn.execute(
+            idempotency_keys.insert().values(
+                account_id=account.id,
+                key="from-an-older-version",
+                request_hash=request_hash("POST", "/v1/contacts", body),
+                response_status=201,
+                response_headers=[["content-type", "application/json"]],
+                response_body='{"id":"con_older"}',
+                created_at=utcnow(),
+            )
+        )
+    headers = {
+        **account.headers,
+        "Idempotency-Key": "from-an-older-version",
+        "content-type": "application/json",
+    }
+    response = await client.post("/v1/contacts", content=body, headers=headers)
+    assert response.status_code == 201
+    assert response.headers["idempotent-replayed"] == "true"
+    assert response.json() == {"id": "con_older"}
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+async def test_the_migration_forgets_rows_that_hold_a_secret_in_clear(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    db = Database(make_settings(make_database_url(backend_name, tmp_path, request)))
+    bodies = {
+        "webhook": '{"id":"wh_1","secret":"whsec_c2VjcmV0"}',
+        "api-key": '{"key":"hl_live_0123456789"}',
+        "contact": '{"id":"con_1","first_name":"Ada"}',
+    }
+    try:
+        async with db.begin() as conn:
+            await conn.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0002"))
+            account_id = await keys.create_account(conn, "older")
+            for key, body in bodies.items():
+                await conn.execute(
+                    idempotency_keys.insert().values(
+                        account_id=account_id, key=key, request_hash="0" * 64,
+                        response_status=201, response_headers=[], response_body=body,
+                        created_at=utcnow(),
+                    )
+                )  # fmt: skip
+        await upgrade_to_head(db)
+        async with db.read() as conn:
+            left = await conn.scalars(select(idempotency_keys.c.key))
+            assert set(left) == {"contact"}
+    finally:
+        await db.dispose()
