@@ -5,9 +5,10 @@ restart sees the same counts; no Redis needed. A row holds SHA-256 digests of th
 and the e-mail, never the values, and rows older than the longest window are swept as new ones
 are written.
 
-Each check writes its attempt first and then counts, so concurrent attempts see each other (the
-one that would go over a limit is refused, whichever order they commit in); a refused attempt
-is removed again, so hammering a closed door does not keep it closed longer.
+Each check reads first (a closed door refuses without writing), then writes its attempt and
+counts again, so concurrent attempts see each other (the one that would go over a limit is
+refused, whichever order they commit in); a refused attempt is removed again, so hammering a
+closed door does not keep it closed longer.
 
 Log-in counts failures per (address, e-mail) and per address, never per e-mail alone: five
 wrong passwords typed from one address must not lock the owner out from another. An e-mail
@@ -89,12 +90,26 @@ def _digest(kind: str, value: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """One counted attempt (its row id), from an address, perhaps for an e-mail."""
+    """One counted attempt (its row id), from an address, perhaps for an e-mail.
+
+    ``id`` 0 is a probe: the keys of an attempt not written yet (row ids start at 1).
+    """
 
     id: int
     scope: str
     address_key: str
     email_key: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A limit on the attempts that share this attempt's address and/or e-mail."""
+
+    limit: Limit
+    by_address: bool = False
+    by_email: bool = False
+    # Applies only where this address has failed for this e-mail before (log-in per e-mail).
+    only_where_failed: bool = False
 
 
 class Throttle:
@@ -111,19 +126,13 @@ class Throttle:
 
         Raises :class:`Throttled` when this address may not try this e-mail now.
         """
-        attempt = await self._record(db, LOGIN, address, email)
         policy = self.policy
-        async with db.read() as conn:
-            waits = [
-                await self._wait(
-                    conn, attempt, policy.login_per_pair, by_address=True, by_email=True
-                ),
-                await self._wait(conn, attempt, policy.login_per_address, by_address=True),
-            ]
-            if await self._has_failed_here(conn, attempt):
-                waits.append(await self._wait(conn, attempt, policy.login_per_email, by_email=True))
-        await self._refuse_if_waiting(db, attempt, waits)
-        return attempt
+        rules = [
+            Rule(policy.login_per_pair, by_address=True, by_email=True),
+            Rule(policy.login_per_address, by_address=True),
+            Rule(policy.login_per_email, by_email=True, only_where_failed=True),
+        ]
+        return await self._admit(db, LOGIN, address, email, rules)
 
     async def login_succeeded(self, db: Database, attempt: Attempt) -> None:
         """The right password: forget this attempt and this address's failures for the e-mail
@@ -131,44 +140,70 @@ class Throttle:
         async with db.begin() as conn:
             await conn.execute(delete(auth_attempts).where(self._pair_of(attempt)))
 
-    # -- sign-up and password reset -------------------------------------------------------------
+    # -- sign-up, password reset, invitations ---------------------------------------------------
 
     async def count_signup(self, db: Database, address: str) -> None:
         """Counts a sign-up attempt; raises :class:`Throttled` over the address's limit."""
-        await self._count_by_address(db, SIGNUP, address, self.policy.signup_per_address)
+        rules = [Rule(self.policy.signup_per_address, by_address=True)]
+        await self._admit(db, SIGNUP, address, None, rules)
 
     async def count_reset(self, db: Database, address: str, email: str) -> bool:
         """Counts a reset request. Raises :class:`Throttled` over the address's limit; returns
         False (send nothing, answer the same) over the e-mail's."""
-        attempt = await self._record(db, RESET, address, email)
-        policy = self.policy
+        rules = [Rule(self.policy.reset_per_address, by_address=True)]
+        attempt = await self._admit(db, RESET, address, email, rules)
         async with db.read() as conn:
-            address_wait = await self._wait(
-                conn, attempt, policy.reset_per_address, by_address=True
+            return (
+                await self._wait(conn, attempt, Rule(self.policy.reset_per_email, by_email=True))
+                is None
             )
-            email_wait = await self._wait(conn, attempt, policy.reset_per_email, by_email=True)
-        await self._refuse_if_waiting(db, attempt, [address_wait])
-        return email_wait is None
 
     async def count_invitation(self, db: Database, account_id: str) -> None:
         """Counts an invitation mail; raises :class:`Throttled` over the account's limit."""
         # The account takes the place of the address: its members may be anywhere.
-        await self._count_by_address(
-            db, INVITATION, f"account:{account_id}", self.policy.invitations_per_account
-        )
-
-    async def _count_by_address(self, db: Database, scope: str, address: str, limit: Limit) -> None:
-        attempt = await self._record(db, scope, address, None)
-        async with db.read() as conn:
-            wait = await self._wait(conn, attempt, limit, by_address=True)
-        await self._refuse_if_waiting(db, attempt, [wait])
+        rules = [Rule(self.policy.invitations_per_account, by_address=True)]
+        await self._admit(db, INVITATION, f"account:{account_id}", None, rules)
 
     # -- the rows -------------------------------------------------------------------------------
 
-    async def _record(self, db: Database, scope: str, address: str, email: str | None) -> Attempt:
+    async def _admit(
+        self, db: Database, scope: str, address: str, email: str | None, rules: list[Rule]
+    ) -> Attempt:
+        """Writes the attempt if ``rules`` allow it, or raises :class:`Throttled`.
+
+        A read first, so a closed door answers without writing anything (a flood of refused
+        attempts costs reads only); then the write and a second look that counts attempts
+        committed meanwhile, so concurrent attempts never all slip through.
+        """
+        probe = Attempt(
+            0,
+            scope,
+            _digest("address", address),
+            None if email is None else _digest("email", email),
+        )
+        await self._raise_if_over(db, probe, rules)
+        attempt = await self._record(db, probe)
+        try:
+            await self._raise_if_over(db, attempt, rules)
+        except Throttled:
+            async with db.begin() as conn:
+                await conn.execute(delete(auth_attempts).where(auth_attempts.c.id == attempt.id))
+            raise
+        return attempt
+
+    async def _raise_if_over(self, db: Database, attempt: Attempt, rules: list[Rule]) -> None:
+        waits = []
+        async with db.read() as conn:
+            for rule in rules:
+                if rule.only_where_failed and not await self._has_failed_here(conn, attempt):
+                    continue
+                waits.append(await self._wait(conn, attempt, rule))
+        longest = max((wait for wait in waits if wait is not None), default=None)
+        if longest is not None:
+            raise Throttled(longest)
+
+    async def _record(self, db: Database, probe: Attempt) -> Attempt:
         now = self._clock()
-        address_key = _digest("address", address)
-        email_key = None if email is None else _digest("email", email)
         async with db.begin() as conn:
             await conn.execute(
                 delete(auth_attempts).where(
@@ -177,12 +212,15 @@ class Throttle:
             )
             result = await conn.execute(
                 auth_attempts.insert().values(
-                    scope=scope, address_key=address_key, email_key=email_key, created_at=now
+                    scope=probe.scope,
+                    address_key=probe.address_key,
+                    email_key=probe.email_key,
+                    created_at=now,
                 )
             )
             assert result.inserted_primary_key is not None
             row_id = int(result.inserted_primary_key[0])
-        return Attempt(row_id, scope, address_key, email_key)
+        return Attempt(row_id, probe.scope, probe.address_key, probe.email_key)
 
     def _pair_of(self, attempt: Attempt) -> ColumnElement[bool]:
         return and_(
@@ -204,29 +242,22 @@ class Throttle:
         )
         return row.first() is not None
 
-    async def _wait(
-        self,
-        conn: AsyncConnection,
-        attempt: Attempt,
-        limit: Limit,
-        *,
-        by_address: bool = False,
-        by_email: bool = False,
-    ) -> int | None:
-        """Seconds until ``attempt`` would be within ``limit``, or None if it is now.
+    async def _wait(self, conn: AsyncConnection, attempt: Attempt, rule: Rule) -> int | None:
+        """Seconds until ``attempt`` would be within ``rule``, or None if it is now.
 
         The other attempts in the window are counted (this one excluded); when ``limit`` of them
         are there, this one is over, until the ``limit``-th newest leaves the window.
         """
         now = self._clock()
+        limit = rule.limit
         conditions = [
             auth_attempts.c.scope == attempt.scope,
             auth_attempts.c.id != attempt.id,
             auth_attempts.c.created_at > now - limit.window,
         ]
-        if by_address:
+        if rule.by_address:
             conditions.append(auth_attempts.c.address_key == attempt.address_key)
-        if by_email:
+        if rule.by_email:
             conditions.append(auth_attempts.c.email_key == attempt.email_key)
         row = (
             await conn.execute(
@@ -241,13 +272,3 @@ class Throttle:
             return None
         remaining: timedelta = row.created_at + limit.window - now
         return max(1, math.ceil(remaining.total_seconds()))
-
-    async def _refuse_if_waiting(
-        self, db: Database, attempt: Attempt, waits: list[int | None]
-    ) -> None:
-        longest = max((wait for wait in waits if wait is not None), default=None)
-        if longest is None:
-            return
-        async with db.begin() as conn:
-            await conn.execute(delete(auth_attempts).where(auth_attempts.c.id == attempt.id))
-        raise Throttled(longest)
