@@ -449,3 +449,70 @@ async def test_link_unusable_message_is_shown(mail_app: FastAPI) -> None:
     assert page.status_code == 404
     assert "Forgot your password?" in page.text
     assert LINK_UNUSABLE.split(",")[0] in page.text
+
+
+async def test_removing_a_member_logs_them_out_for_good(
+    mail_app: FastAPI, smtp: SmtpServer
+) -> None:
+    owner, teammate, stranger = [await person(mail_app) for _ in range(3)]
+    async with owner.http, teammate.http, stranger.http:
+        await owner.signup()
+        await stranger.signup()
+        teammate_email = unique_email("leaver")
+        await invite(owner, teammate_email)
+        await choose_password(teammate, await the_link(smtp, teammate_email), NEW_PASSWORD)
+        team = await owner.get("/dashboard/team")
+        (remove_path,) = re.findall(r'href="(/dashboard/team/members/[^"/]+/remove)"', team.text)
+        db: Database = mail_app.state.db
+        async with db.read() as conn:
+            owner_id = (
+                await conn.execute(select(users.c.id).where(users.c.email == owner.email))
+            ).scalar_one()
+        # Another account's member cannot see or remove them; nobody removes themselves.
+        assert (await stranger.get(remove_path)).status_code == 404
+        assert (
+            await stranger.post(remove_path, {}, token_from="/dashboard/team")
+        ).status_code == 404
+        own_path = f"/dashboard/team/members/{owner_id}/remove"
+        assert (await owner.get(own_path)).status_code == 404
+        assert (await owner.http.post(remove_path)).status_code == 403  # no CSRF token
+        assert (await teammate.get("/dashboard")).status_code == 200  # still a member
+
+        confirm = await owner.get(remove_path)
+        assert confirm.status_code == 200 and teammate_email in confirm.text
+        assert (await owner.post(remove_path, {}, token_from=remove_path)).status_code == 303
+        assert f"{teammate_email} was removed" in (await owner.get("/dashboard/team")).text
+        assert (await teammate.get("/dashboard")).status_code == 303  # logged out at once
+    again = await person(mail_app)
+    async with again.http:
+        assert (await again.login(teammate_email, NEW_PASSWORD)).status_code == 401
+
+
+async def test_a_cancelled_invitation_link_stops_working(
+    mail_app: FastAPI, smtp: SmtpServer
+) -> None:
+    owner, other = await person(mail_app), await person(mail_app)
+    async with owner.http, other.http:
+        await owner.signup()
+        await other.signup()
+        invited = unique_email("cancelled")
+        await invite(owner, invited)
+        link = await the_link(smtp, invited)
+        # Another account cancelling it does nothing to this account's invitation.
+        await other.post(
+            "/dashboard/team/invitations/cancel", {"email": invited}, token_from="/dashboard/team"
+        )
+        visitor = await person(mail_app)
+        async with visitor.http:
+            assert (await visitor.get(path_of(link))).status_code == 200
+        assert (
+            await owner.http.post("/dashboard/team/invitations/cancel", data={"email": invited})
+        ).status_code == 403
+        cancelled = await owner.post(
+            "/dashboard/team/invitations/cancel", {"email": invited}, token_from="/dashboard/team"
+        )
+        assert cancelled.status_code == 303
+        assert "Invitations not yet accepted" not in (await owner.get("/dashboard/team")).text
+    visitor = await person(mail_app)
+    async with visitor.http:
+        assert (await visitor.get(path_of(link))).status_code == 404

@@ -120,6 +120,10 @@ async def pending_invitations(conn: AsyncConnection, account_id: str) -> list[Pe
     return [PendingInvitation(row.email, row.expires_at) for row in rows]
 
 
+async def cancel_invitation(conn: AsyncConnection, account_id: str, email: str) -> None:
+    await _forget(conn, INVITE, account_id, email)
+
+
 async def _forget(conn: AsyncConnection, purpose: str, account_id: str, email: str) -> None:
     await conn.execute(
         delete(login_tokens).where(

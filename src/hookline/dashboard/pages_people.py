@@ -1,6 +1,7 @@
 """Team, invitations and password resets.
 
-- ``/team``: the account's users and pending invitations; invite someone by e-mail.
+- ``/team``: the account's users and pending invitations; invite someone by e-mail, cancel an
+  invitation, remove another member (after a confirmation; their sessions end with them).
 - ``/join/{token}``: an invited person chooses a password and is logged in.
 - ``/forgot``: asks for a reset mail; the answer is the same whether the address exists or not.
 - ``/reset/{token}``: chooses a new password (every other session of that user ends).
@@ -14,7 +15,7 @@ import logging
 from typing import Any
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import mail
@@ -31,7 +32,15 @@ from hookline.dashboard.auth import (
 from hookline.dashboard.csrf import AnonymousForm, CheckedForm
 from hookline.dashboard.sessions import CurrentSession, create_session, set_session_cookie
 from hookline.dashboard.throttle import Throttled
-from hookline.dashboard.web import PREFIX, Flash, database, redirect, render
+from hookline.dashboard.web import (
+    PREFIX,
+    Flash,
+    confirm_page,
+    database,
+    not_found,
+    redirect,
+    render,
+)
 from hookline.settings import Settings
 from hookline.storage.db import Database
 
@@ -74,6 +83,7 @@ async def _team_page(
     context = {
         "members": [
             {
+                "id": m.id,
                 "email": m.email,
                 "created_at": m.created_at.isoformat(),
                 "you": m.id == session.user_id,
@@ -126,6 +136,54 @@ async def invite(request: Request, session: CurrentSession, form: CheckedForm) -
     if not mail.is_configured(settings):
         text = f"Invitation for {email} written to the server's log (mail is not configured)."
     return redirect(request, f"{PREFIX}/team", Flash("success", text))
+
+
+@router.post("/team/invitations/cancel")
+async def cancel_invitation(
+    request: Request, session: CurrentSession, form: CheckedForm
+) -> RedirectResponse:
+    email = str(form.get("email", ""))
+    async with database(request).begin() as conn:
+        await links.cancel_invitation(conn, session.account_id, email)
+    flash = Flash("success", f"The invitation for {email} no longer works.")
+    return redirect(request, f"{PREFIX}/team", flash)
+
+
+async def _other_member(request: Request, session: CurrentSession, user_id: str) -> users.Member:
+    """A member of the session's account other than the session's user, or a 404 page."""
+    async with database(request).read() as conn:
+        member = await users.find_member(conn, session.account_id, user_id)
+    if member is None or member.id == session.user_id:
+        raise not_found("other member")
+    return member
+
+
+@router.get("/team/members/{user_id}/remove")
+async def confirm_remove(request: Request, session: CurrentSession, user_id: str) -> HTMLResponse:
+    member = await _other_member(request, session, user_id)
+    return confirm_page(
+        request,
+        title=f"Remove {member.email} from the team?",
+        message=(
+            f"{member.email} is logged out at once and can no longer log in to this account. "
+            "You can invite them again later."
+        ),
+        action=f"{PREFIX}/team/members/{user_id}/remove",
+        button="Remove",
+        cancel=f"{PREFIX}/team",
+    )
+
+
+@router.post("/team/members/{user_id}/remove")
+async def remove_member(
+    request: Request, session: CurrentSession, _form: CheckedForm, user_id: str
+) -> RedirectResponse:
+    member = await _other_member(request, session, user_id)
+    async with database(request).begin() as conn:
+        if not await users.remove_user(conn, session.account_id, member.id):
+            raise not_found("other member")
+    flash = Flash("success", f"{member.email} was removed from the team.")
+    return redirect(request, f"{PREFIX}/team", flash)
 
 
 # -- Accepting an invitation --------------------------------------------------------------------

@@ -161,3 +161,22 @@ async def list_users(conn: AsyncConnection, account_id: str) -> list[Member]:
         .order_by(users.c.id)
     )
     return [Member(row.id, row.email, row.created_at) for row in rows]
+
+
+async def remove_user(conn: AsyncConnection, account_id: str, user_id: str) -> bool:
+    """Removes a user of ``account_id`` (their sessions go with them); False if there is none."""
+    result = await conn.execute(
+        delete(users).where(users.c.id == user_id, users.c.account_id == account_id)
+    )
+    return result.rowcount == 1
+
+
+async def find_member(conn: AsyncConnection, account_id: str, user_id: str) -> Member | None:
+    row = (
+        await conn.execute(
+            select(users.c.id, users.c.email, users.c.created_at).where(
+                users.c.id == user_id, users.c.account_id == account_id
+            )
+        )
+    ).first()
+    return None if row is None else Member(row.id, row.email, row.created_at)
