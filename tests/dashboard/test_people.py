@@ -508,6 +508,11 @@ async def test_a_cancelled_invitation_link_stops_working(
         assert (
             await owner.http.post("/dashboard/team/invitations/cancel", data={"email": invited})
         ).status_code == 403
+        for junk in ("x" * 60_000, "a\x00@example.com"):  # a page, not a 500 or a huge cookie
+            refused = await owner.post(
+                "/dashboard/team/invitations/cancel", {"email": junk}, token_from="/dashboard/team"
+            )
+            assert refused.status_code == 404 and "set-cookie" not in refused.headers
         cancelled = await owner.post(
             "/dashboard/team/invitations/cancel", {"email": invited}, token_from="/dashboard/team"
         )

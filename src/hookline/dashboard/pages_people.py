@@ -142,7 +142,10 @@ async def invite(request: Request, session: CurrentSession, form: CheckedForm) -
 async def cancel_invitation(
     request: Request, session: CurrentSession, form: CheckedForm
 ) -> RedirectResponse:
-    email = str(form.get("email", ""))
+    try:
+        email = users.canonical_email(str(form.get("email", "")))
+    except ValueError:
+        raise not_found("invitation") from None
     async with database(request).begin() as conn:
         await links.cancel_invitation(conn, session.account_id, email)
     flash = Flash("success", f"The invitation for {email} no longer works.")
