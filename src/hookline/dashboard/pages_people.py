@@ -19,7 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import mail
-from hookline.api.deps import spawn
+from hookline.background import spawn
 from hookline.dashboard import links, people, users
 from hookline.dashboard.auth import (
     OptionalSession,

@@ -1,7 +1,7 @@
 """Accounts and people: one-time links (invitations, password resets) and shared throttles.
 
 Revision ID: people
-Revises: 0002
+Revises: 0003_idem
 Create Date: 2026-11-23 11:00:00
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "people"
-down_revision = "0002"
+down_revision = "0003_idem"
 branch_labels = None
 depends_on = None
 
