@@ -7,7 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hookline.domain.validation import normalize_email, normalize_phone, normalize_tags
+from hookline.domain.validation import (
+    is_visible,
+    normalize_email,
+    normalize_phone,
+    normalize_tags,
+)
 
 REGIONS = sorted(phonenumbers.SUPPORTED_REGIONS)
 
@@ -38,7 +43,14 @@ def test_numbers_without_plus_are_refused(text: str) -> None:
         normalize_phone(text)
 
 
-@given(st.lists(st.text(min_size=1, max_size=60).filter(lambda t: t.strip()), max_size=50))
+@given(
+    st.lists(
+        st.text(st.characters(exclude_categories=("Cc", "Cs")), min_size=1, max_size=60).filter(
+            lambda t: t.strip() and any(map(is_visible, t))
+        ),
+        max_size=50,
+    )
+)
 def test_tags_are_trimmed_deduplicated_and_keep_order(tags: list[str]) -> None:
     result = normalize_tags(tags)
     expected: list[str] = []

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from hookline.api.responses import JSONResponse
 from hookline.errors import (
@@ -104,7 +105,25 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
         )
     if exc.headers:
         error.headers.update(exc.headers)
+    if exc.status_code == 405:
+        error.headers["Allow"] = ", ".join(allowed_methods(request))
     return error_response(request, error)
+
+
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette's 405 names only the first
+    route's)."""
+    routes = request.app.router.routes
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes
+        )
+    ]
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from hookline.schemas.common import (
     Company,
@@ -17,7 +17,7 @@ from hookline.schemas.common import (
 class ContactCreate(RequestModel):
     first_name: FirstName
     last_name: LastName | None = None
-    phone_number: PhoneNumber = Field(description="E.164, e.g. +15551234567")
+    phone_number: PhoneNumber
     email: Email | None = None
     company: Company | None = None
     tags: Tags | None = None
