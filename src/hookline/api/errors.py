@@ -39,9 +39,13 @@ def error_response(request: Request, error: ApiError) -> JSONResponse:
 
 def _field_name(loc: tuple[Any, ...]) -> str:
     parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    # Pydantic puts the failing validator's type (e.g. "function-after[...]") in the location.
-    parts = [p for p in parts if "[" not in p]
+    # Pydantic puts the failing validator's type (e.g. "function-after[...]") in the location,
+    # and the member of a union (``bool | None``: "bool", "none") that failed.
+    parts = [p for p in parts if "[" not in p and p not in _UNION_MEMBERS]
     return ".".join(parts) or "body"
+
+
+_UNION_MEMBERS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
 
 
 def _field_message(error: dict[str, Any], field: str) -> str:
@@ -73,11 +77,12 @@ def validation_error_from(exc: RequestValidationError) -> ApiError:
             "missing",
         ):
             return InvalidJSON("The request body must be a JSON object.")
-    fields = []
+    fields: dict[str, dict[str, str]] = {}
     for error in errors:
         field = _field_name(tuple(error.get("loc", ())))
-        fields.append({"field": field, "message": _field_message(error, field)})
-    return ValidationFailed(fields)
+        # A union's members each fail; the first (the documented type, not null) says why.
+        fields.setdefault(field, {"field": field, "message": _field_message(error, field)})
+    return ValidationFailed(list(fields.values()))
 
 
 async def _api_error(request: Request, exc: Exception) -> JSONResponse:

@@ -9,7 +9,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from hookline import ids
-from hookline.domain.validation import TEXT_PATTERN
+from hookline.domain.validation import NOT_BLANK_PATTERN, TEXT_PATTERN
 from hookline.schemas.common import JSON_VALUE, JSON_VALUE_SCHEMA, ErrorOut
 
 _DESCRIPTIONS = {
@@ -58,6 +58,8 @@ def _constrain(parameter: dict[str, Any]) -> None:
     schema = parameter.get("schema", {})
     if parameter.get("in") == "path":
         schema["pattern"] = ids.pattern_of(parameter["name"])
+    elif parameter.get("in") == "header" and parameter["name"] == "Idempotency-Key":
+        schema.setdefault("pattern", NOT_BLANK_PATTERN)  # a blank key is refused (422)
     elif parameter.get("in") == "query":
         for option in schema.get("anyOf", [schema]):
             if option.get("type") == "string" and "enum" not in option:

@@ -75,13 +75,11 @@ def _char_class(codes: Iterable[int], *, negated: bool = False) -> str:
 
 _NOT_CONTROL = _char_class(_FORBIDDEN_CONTROLS, negated=True)
 _VISIBLE = _char_class(_INVISIBLE, negated=True)
-_SPACE = _char_class(
-    code
-    for plane in _SCANNED
-    for code in plane
-    if chr(code).isspace() and code not in _FORBIDDEN_CONTROLS
-)
+_SPACE_CODES = [code for plane in _SCANNED for code in plane if chr(code).isspace()]
+_SPACE = _char_class(code for code in _SPACE_CODES if code not in _FORBIDDEN_CONTROLS)
 
+#: Text with something other than white space in it.
+NOT_BLANK_PATTERN = f"^[\\s\\S]*{_char_class(_SPACE_CODES, negated=True)}[\\s\\S]*$"
 #: Any text without forbidden control characters.
 TEXT_PATTERN = f"^{_NOT_CONTROL}*$"
 #: Text with at least one visible character (a required name).
@@ -157,6 +155,8 @@ def _possible_lengths() -> dict[int, list[int]]:
         if metadata is None:
             continue
         general = metadata.general_desc
+        if general is None:
+            continue
         found = set(general.possible_length or ()) | set(general.possible_length_local_only or ())
         lengths[code] = sorted(n for n in found if n > 0)
     return lengths
@@ -284,6 +284,8 @@ def url_syntax(value: str, field: str = "url") -> str:
 
 _TIME = "T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{1,6})?"
 _ANY_OFFSET = "(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+#: The zones a timestamp may carry.
+TIMESTAMP_OFFSET = re.compile(_ANY_OFFSET)
 _YEAR_2_TO_9998 = (
     "(?:000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])"
 )

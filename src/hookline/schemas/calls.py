@@ -8,7 +8,13 @@ import orjson
 from pydantic import AfterValidator, BaseModel, Field
 
 from hookline.domain.validation import TEXT_PATTERN
-from hookline.schemas.common import RequestModel, json_object_schema, phone_field, timestamp_field
+from hookline.schemas.common import (
+    CustomerPhone,
+    EndedAt,
+    RequestModel,
+    StartedAt,
+    json_object_schema,
+)
 
 # Metadata is opaque to us; the cap keeps one call from bloating every event and delivery.
 MAX_METADATA_BYTES = 16 * 1024
@@ -30,12 +36,9 @@ def _bounded_metadata(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-CustomerPhone = phone_field("customer_phone_number")
 Metadata = Annotated[
     dict[str, Any], AfterValidator(_bounded_metadata), json_object_schema(MAX_METADATA_BYTES)
 ]
-StartedAt = timestamp_field("call_started_at")
-EndedAt = timestamp_field("call_ended_at")
 
 
 class CallCreate(RequestModel):

@@ -134,6 +134,10 @@ Tags = Annotated[
         description=f"..{validation.MAX_TAGS} distinct tags (duplicates are dropped first)."
     ),
 ]
+CustomerPhone = phone_field("customer_phone_number")
+StartedAt = timestamp_field("call_started_at")
+EndedAt = timestamp_field("call_ended_at")
+WebhookName = name_field("name", max_length=200, required=False)
 FirstName = name_field("first_name", max_length=100, required=True)
 LastName = name_field("last_name", max_length=100, required=False)
 Company = name_field("company", max_length=200, required=False)

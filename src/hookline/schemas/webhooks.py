@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from hookline.domain.events import EVENT_TYPES
 from hookline.domain.validation import MAX_URL_LENGTH, URL_PATTERN, url_syntax
 from hookline.domain.webhooks import normalize_events
-from hookline.schemas.common import Bool, RequestModel, name_field
+from hookline.schemas.common import Bool, RequestModel, WebhookName
 
 # The syntax is checked here; whether the host is public needs DNS: ``domain.webhooks.check_url``.
 Url = Annotated[
@@ -29,7 +30,6 @@ Events = Annotated[
         json_schema_extra={"minItems": 1},
     ),
 ]
-WebhookName = name_field("name", max_length=200, required=False)
 
 
 class WebhookCreate(RequestModel):
@@ -42,10 +42,11 @@ class WebhookCreate(RequestModel):
 class WebhookUpdate(RequestModel):
     """Partial update: absent fields are kept; ``name: null`` clears the name."""
 
-    url: Url | None = None
-    events: Events | None = None
+    # null is refused for these (naming the field), so the schema does not offer it.
+    url: Url | SkipJsonSchema[None] = None
+    events: Events | SkipJsonSchema[None] = None
     name: WebhookName | None = None
-    is_active: Bool | None = None
+    is_active: Bool | SkipJsonSchema[None] = None
 
 
 class WebhookOut(BaseModel):
