@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import NoReturn
 
 import phonenumbers
 import pytest
@@ -13,7 +14,6 @@ from hypothesis import strategies as st
 from yarl import URL
 
 from hookline.domain import validation
-
 from hookline.domain.validation import (
     is_visible,
     normalize_email,
@@ -124,7 +124,7 @@ RULES: list[tuple[str, str, Callable[[str], object]]] = [
 ]
 
 
-def _fail() -> None:
+def _fail() -> NoReturn:
     raise ValueError("blank")
 
 
