@@ -355,3 +355,46 @@ async def test_a_405_lists_every_method_of_its_path(
             assert allowed == methods, (template, allowed)
     contact = (await client.put("/v1/contacts/x", headers=account.headers)).headers["allow"]
     assert contact == "GET, PATCH, DELETE"
+
+
+def _strings(schema: dict[str, Any], components: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every string schema reachable from ``schema`` (through $ref, anyOf, items, properties)."""
+    if "$ref" in schema:
+        return _strings(components[schema["$ref"].rsplit("/", 1)[1]], components)
+    found = [schema] if schema.get("type") == "string" else []
+    for option in schema.get("anyOf", []):
+        found += _strings(option, components)
+    if isinstance(schema.get("items"), dict):
+        found += _strings(schema["items"], components)
+    for item in schema.get("properties", {}).values():
+        found += _strings(item, components)
+    return found
+
+
+async def test_the_openapi_document_states_every_input_rule(client: httpx.AsyncClient) -> None:
+    document = (await client.get("/v1/openapi.json")).json()
+    components = document["components"]["schemas"]
+    checked = 0
+    for path, operations in document["paths"].items():
+        if not path.startswith("/v1/"):
+            continue
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                for string in _strings(parameter["schema"], components):
+                    assert "pattern" in string or "enum" in string, (path, parameter["name"])
+                    checked += 1
+            body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+            for string in _strings(body["schema"], components) if body else []:
+                assert {"pattern", "enum"} & set(string), (path, string)
+                checked += 1
+    assert checked > 60
+    assert components["WebhookCreate"]["properties"]["events"]["minItems"] == 1
+    assert components["ContactCreate"]["properties"]["first_name"]["maxLength"] == 100
+    assert components["ContactCreate"]["properties"]["phone_number"]["pattern"].startswith("^\\+")
+    assert components["WebhookCreate"]["properties"]["is_active"] == {
+        "type": "boolean",
+        "title": "Is Active",
+        "default": True,
+    }
+    update = components["ContactUpdate"]["properties"]
+    assert "anyOf" not in update["first_name"]  # null is refused for a required field
