@@ -167,21 +167,27 @@ _SEPARATORS = "[ ().-]*"
 _DIGIT = f"{_SEPARATORS}[0-9]"
 
 
-def _phone_alternative(code: int, lengths: list[int]) -> str:
-    prefix = "".join(f"{_SEPARATORS}{digit}" for digit in str(code))
-    counts = "|".join(
+def _national_number(lengths: tuple[int, ...]) -> str:
+    counts = [
         f"{{{low}}}" if low == high else f"{{{low},{high}}}" for low, high in _ranges(lengths)
-    )
-    national = "|".join(f"(?:{_DIGIT}){count}" for count in counts.split("|"))
-    return f"{prefix}(?:{national})"
+    ]
+    return "|".join(f"(?:{_DIGIT}){count}" for count in counts)
+
+
+def _phone_alternatives() -> Iterator[str]:
+    """One alternative per set of possible lengths, naming every country code that has it (the
+    codes are prefix-free, so grouping them keeps the meaning and keeps the pattern short
+    enough for generators to draw from quickly)."""
+    codes_by_lengths: dict[tuple[int, ...], list[str]] = {}
+    for code, lengths in _possible_lengths().items():
+        if lengths:
+            codes_by_lengths.setdefault(tuple(lengths), []).append(str(code))
+    for lengths, codes in codes_by_lengths.items():
+        yield f"(?:{'|'.join(codes)})(?:{_national_number(lengths)})"
 
 
 #: E.164: "+", a country code, then a national number of a length possible in that country.
-PHONE_PATTERN = (
-    "^\\+(?:"
-    + "|".join(_phone_alternative(code, n) for code, n in _possible_lengths().items() if n)
-    + f"){_SEPARATORS}$"
-)
+PHONE_PATTERN = f"^\\+{_SEPARATORS}(?:{'|'.join(_phone_alternatives())}){_SEPARATORS}$"
 _PHONE = re.compile(PHONE_PATTERN)
 
 
