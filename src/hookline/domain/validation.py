@@ -179,9 +179,9 @@ def _phone_alternatives() -> Iterator[str]:
     codes are prefix-free, so grouping them keeps the meaning and keeps the pattern short
     enough for generators to draw from quickly)."""
     codes_by_lengths: dict[tuple[int, ...], list[str]] = {}
-    for code, lengths in _possible_lengths().items():
-        if lengths:
-            codes_by_lengths.setdefault(tuple(lengths), []).append(str(code))
+    for code, possible in _possible_lengths().items():
+        if possible:
+            codes_by_lengths.setdefault(tuple(possible), []).append(str(code))
     for lengths, codes in codes_by_lengths.items():
         yield f"(?:{'|'.join(codes)})(?:{_national_number(lengths)})"
 
