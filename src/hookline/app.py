@@ -12,6 +12,7 @@ from hookline import __version__, dashboard
 from hookline.api import calls, contacts, deliveries, docs, events, health, webhooks
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
+from hookline.api.openapi import document_input_rules
 from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery.wakeup import make_wakeup
@@ -74,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.background_tasks = set()
     install_error_handlers(app)
     add_request_guards(app)  # inside RequestContext: the body guard
+    document_input_rules(app)
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
     for module in (health, contacts, calls, webhooks, deliveries, events):

@@ -1,4 +1,4 @@
-"""``hookline``: serve, worker, migrate, accounts and keys.
+"""``hookline``: serve, worker, migrate, accounts, keys and users.
 
 Every command names the database it uses on stderr. Only ``migrate`` and ``serve`` create one:
 the others refuse a database that does not exist, so a command run from the wrong directory can
@@ -361,6 +361,39 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
+def _email(value: str) -> str:
+    """argparse type for an e-mail address, in its canonical form."""
+    from hookline.dashboard import users
+
+    try:
+        return users.canonical_email(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def cmd_users_add(args: argparse.Namespace) -> int:
+    """Prints a one-time link (24 h) where the person chooses a password and joins the account."""
+    from hookline.dashboard import links, people, users
+
+    settings = load_settings()
+
+    async def add(db: Database) -> str:
+        async with db.begin() as conn:
+            if await users.find_user(conn, args.email) is not None:
+                raise CliError(f"{args.email} already has a dashboard login")
+            try:
+                link, _mail = await people.invite(conn, settings, args.account, args.email)
+            except people.NoSuchAccount:
+                raise CliError(f"no account {args.account} in this database") from None
+        return link
+
+    link = _with_db(settings, add)
+    hours = int(links.LIFETIMES[links.INVITE].total_seconds() // 3600)
+    _note(f"send this link to {args.email}; it works once, for {hours} hours:")
+    print(link)
+    return 0
+
+
 # -- the parser ----------------------------------------------------------------------------------
 
 
@@ -457,6 +490,21 @@ def build_parser() -> argparse.ArgumentParser:
     revoke_key.add_argument("key_id", help="the key's id (key_...), from `keys list`")
     revoke_key.add_argument("--account", required=True, help="the account's id (acct_...)")
     revoke_key.set_defaults(func=cmd_keys_revoke)
+
+    user_commands = commands.add_parser(
+        "users",
+        help="manage the people who use an account's dashboard",
+        formatter_class=_HelpFormatter,
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    add_user = _command(
+        user_commands,
+        "add",
+        "print a one-time link (valid 24 h) where someone sets a password for the dashboard",
+        f"The link starts with HOOKLINE_PUBLIC_URL. {DATABASE_HELP}",
+    )
+    add_user.add_argument("--account", required=True, help="the account's id (acct_...)")
+    add_user.add_argument("--email", required=True, type=_email, help="the person's e-mail address")
+    add_user.set_defaults(func=cmd_users_add)
     return parser
 
 
