@@ -1,9 +1,11 @@
 """A newcomer's journey, end to end, in a real browser: what a new user does on the first day.
 
 Open the bare address, sign up, get an API key, point a webhook at a local receiver, create a
-contact with the key over HTTP, and see the delivery in the dashboard; every page seen is also
-checked at phone width (390 px) for anything cut off sideways. Screenshots at both widths go to
-the ``screenshots`` folder (temporary unless ``--screenshots-dir``).
+contact with the key over HTTP, see the delivery in the dashboard, invite a teammate from the Team
+page who joins through the mailed link (a real SMTP server catches the mail), and reset that
+teammate's forgotten password through the mailed link. Every page seen is also checked at phone
+width (390 px) for anything cut off sideways. Screenshots at both widths go to the
+``screenshots`` folder (temporary unless ``--screenshots-dir``).
 """
 
 from __future__ import annotations
@@ -19,11 +21,25 @@ from tests.support import browser as support
 from tests.support.browser import LAPTOP, PHONE, assert_fits_width, reload_until_visible
 from tests.support.receiver import Receiver
 from tests.support.server import async_running_server
+from tests.support.smtp import SmtpServer, running_smtp
 
 pytestmark = pytest.mark.slow
 
 EMAIL = "newcomer@example.com"
 PASSWORD = "tangerine orbit quietly fourteen"
+TEAMMATE = "teammate@example.com"
+TEAMMATE_PASSWORD = "copper lantern drifting eastward"
+NEW_PASSWORD = "seven quiet harbours sleeping"
+# Mailed links start with HOOKLINE_PUBLIC_URL; the test opens their paths on the test server.
+PUBLIC_URL = "http://hookline.test"
+
+
+async def _mailed_path(smtp: SmtpServer, to: str, count: int) -> str:
+    """The path of the one link in the ``count``-th mail to ``to``."""
+    mail = (await smtp.catcher.wait_for(to, count, within=20))[count - 1]
+    (link,) = mail.links
+    assert link.startswith(PUBLIC_URL + "/dashboard/"), link
+    return link.removeprefix(PUBLIC_URL)
 
 
 async def _in_viewport(page: Page, selector: str) -> bool:
@@ -50,10 +66,18 @@ async def _check_at_both_widths(
 
 
 async def test_a_newcomers_first_day(browser: Browser, tmp_path: Path, screenshots: Path) -> None:
+    with running_smtp() as smtp:
+        await _first_day(browser, tmp_path, screenshots, smtp)
+
+
+async def _first_day(browser: Browser, tmp_path: Path, screenshots: Path, smtp: SmtpServer) -> None:
     env = {
         "HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path}/hookline.db",
         # The receiver is on this machine (127.0.0.1), as a developer's own would be.
         "HOOKLINE_ALLOW_PRIVATE_TARGETS": "true",
+        "HOOKLINE_SMTP_URL": smtp.url,
+        "HOOKLINE_MAIL_FROM": "hookline <noreply@hookline.test>",
+        "HOOKLINE_PUBLIC_URL": PUBLIC_URL,
     }
     async with (
         Receiver() as receiver,
@@ -131,6 +155,46 @@ async def test_a_newcomers_first_day(browser: Browser, tmp_path: Path, screensho
         await expect(page.locator(".attempt.ok")).to_have_count(1)
         seen += [(page.url, "delivery"), ("/dashboard/contacts", "contacts")]
         seen += [("/dashboard/events", "events"), ("/dashboard/calls", "calls")]
+
+        # Invite a teammate from the Team page; they join through the mailed link, on a phone.
+        await nav.get_by_role("link", name="Team").click()
+        await page.get_by_label("Their email").fill(TEAMMATE)
+        await page.get_by_role("button", name="Send invitation").click()
+        await expect(page.get_by_text(TEAMMATE).first).to_be_visible()
+        seen.append(("/dashboard/team", "team"))
+        teammate = await browser.new_context(viewport=PHONE, base_url=server.base_url)
+        mate = await teammate.new_page()
+        await mate.goto(await _mailed_path(smtp, TEAMMATE, 1))
+        await expect(mate.get_by_text(TEAMMATE)).to_be_visible()
+        await mate.get_by_label("Password", exact=True).fill(TEAMMATE_PASSWORD)
+        await mate.get_by_label("Password again").fill(TEAMMATE_PASSWORD)
+        await mate.get_by_role("button", name="Join").click()
+        await expect(mate.get_by_text("Welcome to the team")).to_be_visible()
+        await assert_fits_width(mate)
+        # The same account: the webhook and the contact are theirs to see too.
+        await (
+            mate.get_by_role("navigation", name="Main").get_by_role("link", name="Webhooks").click()
+        )
+        await expect(mate.get_by_role("link", name="my receiver")).to_be_visible()
+
+        # They forget their password: "Forgot your password?" mails a link; the new one works.
+        await mate.get_by_role("button", name="Log out").click()
+        await mate.get_by_role("link", name="Forgot your password?").click()
+        await mate.get_by_label("Email").fill(TEAMMATE)
+        await mate.get_by_role("button", name="Mail me a link").click()
+        await mate.goto(await _mailed_path(smtp, TEAMMATE, 2))
+        await mate.get_by_label("Password", exact=True).fill(NEW_PASSWORD)
+        await mate.get_by_label("Password again").fill(NEW_PASSWORD)
+        await mate.get_by_role("button", name="Set the new password").click()
+        await expect(mate.get_by_text("Your new password is set")).to_be_visible()
+        await mate.get_by_role("button", name="Log out").click()
+        await mate.goto("/dashboard/login")
+        await mate.get_by_label("Email").fill(TEAMMATE)
+        await mate.get_by_label("Password").fill(NEW_PASSWORD)
+        await mate.get_by_role("button", name="Log in").click()
+        await expect(mate.get_by_role("heading", name="Overview")).to_be_visible()
+        await support.shot(mate, screenshots, "newcomer-teammate-phone")
+        await teammate.close()
 
         # Every page seen fits a laptop and a phone (or scrolls visibly where it is wide).
         for url, name in seen:
