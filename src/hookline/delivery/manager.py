@@ -39,7 +39,7 @@ the cancel UPDATE takes the same row locks as the claim.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -65,16 +65,18 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hookline import ids
+from hookline import ids, tracing
+from hookline.delivery import stats
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
+from hookline.domain.events import ALERT_EVENT_TYPES, record_event
 from hookline.storage import direct
 from hookline.storage.db import Database
 from hookline.storage.direct import DirectStatement
 from hookline.storage.lists import StringList, in_list, not_in_list
 from hookline.storage.models import deliveries as dlv
 from hookline.storage.models import delivery_attempts, events, webhooks, workers
-from hookline.timeutil import iso
+from hookline.timeutil import iso, utcnow
 
 TEST_EVENT_TYPE = "webhook.test"
 # SQLite and PostgreSQL only use the partial indexes (ix_deliveries_due, ix_events_undispatched)
@@ -92,6 +94,20 @@ LAST_ERROR_LIMIT = 1000
 # once, for PostgreSQL: SQLite's compiler drops ``FOR UPDATE``, and its single writer
 # (``BEGIN IMMEDIATE``) already serializes the worker's transactions.
 _NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
+# A delivery as the deliveries API shows it (``delivery_json``).
+_DELIVERY_COLUMNS = (
+    dlv.c.id,
+    dlv.c.webhook_id,
+    dlv.c.event_id,
+    dlv.c.event_type,
+    dlv.c.status,
+    dlv.c.attempts,
+    dlv.c.last_status_code,
+    dlv.c.last_error,
+    dlv.c.next_attempt_at,
+    dlv.c.created_at,
+    dlv.c.updated_at,
+)
 
 
 # -- dispatch: events -> deliveries ----------------------------------------------------------
@@ -142,6 +158,7 @@ _UNDISPATCHED = DirectStatement(
         events.c.account_id,
         events.c.type,
         events.c.target_webhook_id,
+        events.c.about_webhook_id,
         events.c.created_at,
     )
     .where(IS_UNDISPATCHED)
@@ -182,7 +199,12 @@ def _targets(event: Any, hooks: Mapping[str, list[tuple[str, Any]]]) -> list[str
     if event.target_webhook_id is not None:
         # webhook.test (or any targeted event): that webhook alone, subscribed or not.
         return [hook_id for hook_id, _ in candidates if hook_id == event.target_webhook_id]
-    return [hook_id for hook_id, types in candidates if _subscribed(types, event.type)]
+    # An alert about a webhook goes to the account's other webhooks, never to that one.
+    return [
+        hook_id
+        for hook_id, types in candidates
+        if _subscribed(types, event.type) and hook_id != event.about_webhook_id
+    ]
 
 
 _INSERT_DELIVERY = DirectStatement(insert(dlv))
@@ -228,6 +250,8 @@ class Claim:
     event_created_at: datetime
     data: Any
     previous_attributes: Any
+    trace_context: str | None = None
+    """The W3C traceparent stored with the event: the attempt's span joins that trace."""
 
 
 # A claim's row: what ``_claim_of`` reads.
@@ -244,6 +268,7 @@ _CLAIM_COLUMNS = (
     events.c.created_at,
     events.c.data,
     events.c.previous_attributes,
+    events.c.trace_context,
 )
 
 
@@ -429,7 +454,8 @@ WITH busy AS (
 )
 SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
     webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
-    events.type, events.created_at, events.data, events.previous_attributes
+    events.type, events.created_at, events.data, events.previous_attributes,
+    events.trace_context
 FROM leased
 JOIN webhooks ON webhooks.id = leased.webhook_id
 JOIN events ON events.id = leased.event_id
@@ -526,6 +552,7 @@ def _claim_of(row: Any) -> Claim:
         event_created_at=row.created_at,
         data=row.data,
         previous_attributes=row.previous_attributes,
+        trace_context=row.trace_context,
     )
 
 
@@ -551,6 +578,8 @@ class AttemptRecord:
     result: AttemptResult
     decision: Decision
     next_attempt_at: datetime | None
+    trace_context: str | None = None
+    """The attempt span's traceparent (tracing on): alerts it causes continue its trace."""
 
     @property
     def finished_at(self) -> datetime:
@@ -565,6 +594,8 @@ class AttemptRecord:
 class OutcomeSummary:
     recorded: int
     disabled_webhooks: tuple[str, ...] = ()
+    alerts: int = 0
+    """Alert events written (webhook.disabled, delivery.exhausted): the worker dispatches them."""
 
 
 async def record_outcomes(
@@ -588,13 +619,54 @@ async def record_outcomes(
         existing = [r for r in records if r.delivery_id in current]
         if existing:
             await direct.execute_many(conn, _INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
+            await stats.add_to_rollups(conn, [_attempt_facts(r) for r in existing])
         owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
         if owned:
             await direct.execute_many(
                 conn, _TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
             )
+        exhausted = await _alert_exhausted(
+            conn, [r for r in owned if r.decision.status == "failed"]
+        )
         disabled = await _update_webhook_health(conn, existing, now, disable_after)
-    return OutcomeSummary(len(existing), tuple(disabled))
+    return OutcomeSummary(len(existing), tuple(disabled), exhausted + len(disabled))
+
+
+def _attempt_facts(record: AttemptRecord) -> stats.AttemptFacts:
+    return stats.AttemptFacts(
+        webhook_id=record.webhook_id,
+        started_at=record.result.started_at,
+        status_code=record.result.status_code,
+        duration_ms=record.result.duration_ms,
+    )
+
+
+_EXHAUSTED = DirectStatement(
+    select(*_DELIVERY_COLUMNS, dlv.c.account_id).where(
+        in_list(dlv.c.id, "ids"), dlv.c.status == literal_column("'failed'")
+    )
+)
+
+
+async def _alert_exhausted(conn: AsyncConnection, failed: Sequence[AttemptRecord]) -> int:
+    """A ``delivery.exhausted`` event for each delivery whose last attempt just failed, in the
+    transaction that records it. Not for deliveries of alerts: two failing endpoints that
+    subscribe to each other's alerts would otherwise feed each other forever."""
+    if not failed:
+        return 0
+    traces = {r.delivery_id: r.trace_context for r in failed}
+    rows = await direct.fetch_all(conn, _EXHAUSTED, {"ids": sorted(traces)})
+    alerted = [row for row in rows if row.event_type not in ALERT_EVENT_TYPES]
+    for row in alerted:
+        await record_event(
+            conn,
+            row.account_id,
+            "delivery.exhausted",
+            delivery_json(row),
+            about_webhook_id=row.webhook_id,
+            trace_context=traces[row.id],
+        )
+    return len(alerted)
 
 
 async def _lock_deliveries(
@@ -627,6 +699,7 @@ def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
         "error": _cut(result.error_message),
         "response_body": result.response_body,
         "succeeded": record.succeeded,
+        "webhook_id": record.webhook_id,
     }
 
 
@@ -690,7 +763,7 @@ async def _update_webhook_health(
                 update(webhooks).where(webhooks.c.id == row.id).values(failing_since=failing_since)
             )
         if reason is not None and row.is_active:
-            await disable_webhook(conn, row.id, reason, now=now)
+            await disable_webhook(conn, row.id, reason, now=now, trace_context=_trace_of(mine))
             disabled.append(row.id)
     return disabled
 
@@ -728,17 +801,41 @@ def _last_failure(records: Sequence[AttemptRecord]) -> str:
     return "unknown"
 
 
+def _trace_of(records: Sequence[AttemptRecord]) -> str | None:
+    return next((r.trace_context for r in reversed(records) if r.trace_context), None)
+
+
 async def disable_webhook(
-    conn: AsyncConnection, webhook_id: str, reason: str, *, now: datetime
+    conn: AsyncConnection,
+    webhook_id: str,
+    reason: str,
+    *,
+    now: datetime,
+    trace_context: str | None = None,
 ) -> None:
-    """Deactivate a webhook for ``reason`` (shown on the dashboard) and cancel what it had
-    pending: inactive webhooks get nothing."""
-    await conn.execute(
-        update(webhooks)
-        .where(webhooks.c.id == webhook_id)
-        .values(is_active=False, disabled_reason=reason[:500], updated_at=now)
-    )
+    """Deactivate a webhook for ``reason`` (shown on the dashboard), cancel what it had
+    pending (inactive webhooks get nothing) and write its ``webhook.disabled`` event, all in
+    the caller's transaction."""
+    # Imported here: domain.webhooks imports this module (cancel_pending_deliveries).
+    from hookline.domain.webhooks import webhook_out
+
+    row = (
+        await conn.execute(
+            update(webhooks)
+            .where(webhooks.c.id == webhook_id)
+            .values(is_active=False, disabled_reason=reason[:500], updated_at=now)
+            .returning(*webhooks.c)
+        )
+    ).one()
     await cancel_pending_deliveries(conn, webhook_id, now=now)
+    await record_event(
+        conn,
+        row.account_id,
+        "webhook.disabled",
+        webhook_out(row),
+        about_webhook_id=webhook_id,
+        trace_context=trace_context,
+    )
 
 
 async def cancel_pending_deliveries(
@@ -861,21 +958,6 @@ def attempt_json(row: Any) -> dict[str, Any]:
     }
 
 
-_DELIVERY_COLUMNS = (
-    dlv.c.id,
-    dlv.c.webhook_id,
-    dlv.c.event_id,
-    dlv.c.event_type,
-    dlv.c.status,
-    dlv.c.attempts,
-    dlv.c.last_status_code,
-    dlv.c.last_error,
-    dlv.c.next_attempt_at,
-    dlv.c.created_at,
-    dlv.c.updated_at,
-)
-
-
 async def list_deliveries(
     conn: AsyncConnection,
     account_id: str,
@@ -974,6 +1056,7 @@ async def insert_test_event(
             created_at=now,
             dispatched=False,
             target_webhook_id=webhook_id,
+            trace_context=tracing.current_traceparent(),
         )
     )
     return event_id
@@ -1009,6 +1092,13 @@ async def prune_batch(db: Database, *, now: datetime, retention_days: int, batch
 _DELETE_EVENTS = DirectStatement(delete(events).where(in_list(events.c.id, "ids")))
 
 
+async def prune_rollups(db: Database, *, now: datetime, retention_days: int) -> int:
+    """Delete statistics older than the retention period (run hourly: about an hour of
+    buckets each time)."""
+    async with db.begin() as conn:
+        return await stats.prune_rollups(conn, now - timedelta(days=retention_days))
+
+
 @dataclass(frozen=True)
 class QueueStats:
     undispatched_events: int
@@ -1038,3 +1128,216 @@ async def queue_stats(db: Database, *, now: datetime) -> QueueStats:
         due_deliveries=int(due_row[0] or 0),
         oldest_due_age_seconds=max(0.0, age),
     )
+
+
+# -- recovery ---------------------------------------------------------------------------------
+
+RECOVER_BATCH = 1000
+
+
+@dataclass(frozen=True)
+class RecoveryWindow:
+    """Events created in [since, until] (both inclusive), UTC."""
+
+    since: datetime
+    until: datetime
+
+
+class WebhookNotActive(Exception):
+    """Recovery needs an active webhook (an inactive one would get nothing)."""
+
+
+def _event_id_bound(moment: datetime) -> str:
+    """An id below (or at) every event id minted from ``moment`` on: ids are UUIDv7, whose
+    first 12 hex digits are the millisecond of creation (``ids.event_id``)."""
+    return f"evt_{max(0, int(moment.timestamp() * 1000)):012x}"
+
+
+# An event's id is minted in the same instant as its created_at (``domain.events.event_row``),
+# so the (account_id, id) index bounds a window's events; a second of slack on each side covers
+# the gap between the two, and created_at decides exactly.
+_ID_SLACK = timedelta(seconds=1)
+_SINCE = bindparam("since", type_=events.c.created_at.type)
+_UNTIL = bindparam("until", type_=events.c.created_at.type)
+_IS_FAILED_OR_CANCELLED = or_(
+    dlv.c.status == literal_column("'failed'"), dlv.c.status == literal_column("'cancelled'")
+)
+
+
+def _failed_in_window() -> Any:
+    """A webhook's failed or cancelled deliveries of events in the window."""
+    return (
+        select(dlv.c.id)
+        .select_from(dlv.join(events, events.c.id == dlv.c.event_id))
+        .where(
+            dlv.c.webhook_id == bindparam("webhook_id"),
+            _IS_FAILED_OR_CANCELLED,
+            events.c.created_at >= _SINCE,
+            events.c.created_at <= _UNTIL,
+        )
+    )
+
+
+def _missed_in_window() -> Any:
+    """The window's events of the subscribed types with no delivery to the webhook."""
+    return select(events.c.id, events.c.account_id, events.c.type, events.c.created_at).where(
+        events.c.account_id == bindparam("account_id"),
+        events.c.id > bindparam("id_above"),
+        events.c.id < bindparam("id_below"),
+        events.c.created_at >= _SINCE,
+        events.c.created_at <= _UNTIL,
+        # Undispatched events are the fan-out's: it gives them their deliveries.
+        events.c.dispatched == true(),
+        events.c.target_webhook_id.is_(None),
+        # Never an alert about this very webhook.
+        or_(
+            events.c.about_webhook_id.is_(None),
+            events.c.about_webhook_id != bindparam("webhook_id"),
+        ),
+        in_list(events.c.type, "types"),
+        ~select(dlv.c.id)
+        .where(dlv.c.event_id == events.c.id, dlv.c.webhook_id == bindparam("webhook_id"))
+        .exists(),
+    )
+
+
+def _batch(query: Any, key: Any) -> DirectStatement:
+    return DirectStatement(
+        query.where(key > bindparam("after")).order_by(key).limit(bindparam("limit"))
+    )
+
+
+def _count(query: Any) -> DirectStatement:
+    return DirectStatement(select(func.count().label("n")).select_from(query.subquery()))
+
+
+_FAILED_BATCH = _batch(_failed_in_window(), dlv.c.id)
+_MISSED_BATCH = _batch(_missed_in_window(), events.c.id)
+_FAILED_COUNT = _count(_failed_in_window())
+_MISSED_COUNT = _count(_missed_in_window())
+_SCHEDULE_AGAIN = DirectStatement(
+    update(dlv)
+    .where(in_list(dlv.c.id, "ids"), _IS_FAILED_OR_CANCELLED)
+    .values(
+        status="pending", next_attempt_at=_NOW, leased_by=None, leased_until=None, updated_at=_NOW
+    )
+)
+_RECOVERING_WEBHOOK = DirectStatement(
+    select(
+        webhooks.c.id,
+        webhooks.c.account_id,
+        webhooks.c.is_active,
+        webhooks.c.events,
+        webhooks.c.created_at,
+    )
+    .where(
+        webhooks.c.id == bindparam("webhook_id"), webhooks.c.account_id == bindparam("account_id")
+    )
+    # FOR NO KEY UPDATE: concurrent recoveries of one webhook take turns (they would both
+    # create the same missing deliveries), while the fan-out's FOR KEY SHARE goes on.
+    .with_for_update(key_share=True)
+)
+
+
+def _window_params(hook: Any, window: RecoveryWindow) -> dict[str, Any]:
+    """The parameters of the window's queries, for ``hook``: the window starts no earlier than
+    the webhook's creation."""
+    since = max(window.since, hook.created_at)
+    return {
+        "webhook_id": hook.id,
+        "account_id": hook.account_id,
+        "since": since,
+        "until": window.until,
+        "id_above": _event_id_bound(since - _ID_SLACK),
+        "id_below": _event_id_bound(window.until + _ID_SLACK),
+        "types": list(hook.events) if isinstance(hook.events, list) else [],
+    }
+
+
+async def recover(
+    db: Database,
+    account_id: str,
+    webhook_id: str,
+    window: RecoveryWindow,
+    *,
+    batch: int = RECOVER_BATCH,
+    after_batch: Callable[[], Any] | None = None,
+) -> int | None:
+    """Schedule again what ``webhook_id`` missed in ``window``; returns how many deliveries
+    were queued (None: no such webhook; raises ``WebhookNotActive``).
+
+    Every failed or cancelled delivery of the window becomes pending again, due now (a new
+    attempt of the same delivery: same ``webhook-id``), then every dispatched event of a type
+    the webhook subscribes to now, with no delivery to it, gets one. Both go in batches of
+    ``batch`` rows, each its own short transaction (the API's writes and the worker go between
+    them), each re-checking under lock that the webhook is still active. What succeeded or is
+    pending is never touched, so a second identical call queues nothing new. ``after_batch``
+    runs after each commit that queued something (the API wakes the worker: deliveries start
+    while recovery goes on).
+    """
+    queued = 0
+    checked = False
+    for step in (_schedule_failed_again, _create_missed):
+        after = ""
+        while True:
+            async with db.begin() as conn:
+                hook = await direct.fetch_one(
+                    conn, _RECOVERING_WEBHOOK, {"webhook_id": webhook_id, "account_id": account_id}
+                )
+                if hook is None or not hook.is_active:
+                    if checked:
+                        return queued  # deleted or disabled meanwhile: stop there
+                    if hook is None:
+                        return None
+                    raise WebhookNotActive(webhook_id)
+                checked = True
+                params = {**_window_params(hook, window), "after": after, "limit": batch}
+                done, after = await step(conn, params)
+            queued += done
+            if done and after_batch is not None:
+                after_batch()
+            if not after:
+                break
+    return queued
+
+
+async def _schedule_failed_again(conn: AsyncConnection, params: dict[str, Any]) -> tuple[int, str]:
+    """One batch of failed/cancelled deliveries made due now; (count, next cursor or "")."""
+    picked = [row.id for row in await direct.fetch_all(conn, _FAILED_BATCH, params)]
+    if not picked:
+        return 0, ""
+    done = await direct.execute(conn, _SCHEDULE_AGAIN, {"ids": picked, "now": utcnow()})
+    return done, picked[-1] if len(picked) == params["limit"] else ""
+
+
+async def _create_missed(conn: AsyncConnection, params: dict[str, Any]) -> tuple[int, str]:
+    """One batch of deliveries for events the webhook missed; (count, next cursor or "")."""
+    missed = await direct.fetch_all(conn, _MISSED_BATCH, params)
+    if not missed:
+        return 0, ""
+    now = utcnow()
+    rows = [_delivery_row(event, params["webhook_id"], now) for event in missed]
+    await direct.execute_many(conn, _INSERT_DELIVERY, rows)
+    return len(missed), missed[-1].id if len(missed) == params["limit"] else ""
+
+
+async def count_recoverable(
+    conn: AsyncConnection, account_id: str, webhook_id: str, window: RecoveryWindow
+) -> int | None:
+    """How many deliveries ``recover`` would queue now (the dashboard's preview); None when
+    the webhook is not the account's."""
+    hook = (
+        await conn.execute(
+            select(
+                webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.created_at
+            ).where(webhooks.c.id == webhook_id, webhooks.c.account_id == account_id)
+        )
+    ).first()
+    if hook is None:
+        return None
+    params = _window_params(hook, window)
+    total = 0
+    for statement in (_FAILED_COUNT, _MISSED_COUNT):
+        row = await direct.fetch_one(conn, statement, params)
+        total += int(row.n) if row is not None else 0
+    return total

@@ -32,7 +32,7 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from hookline import ids, metrics
+from hookline import ids, metrics, tracing
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import manager
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimRequest
@@ -378,16 +378,21 @@ class Worker:
 
     async def _deliver(self, claim: Claim) -> None:
         try:
-            try:
-                result = await self._attempt(claim)
-            except Exception as exc:
-                # A bug must not strand the claim (the heartbeat would keep its lease alive
-                # forever): record a retryable failure instead.
-                log.exception("delivery %s: unexpected error", claim.delivery_id)
-                result = AttemptResult(
-                    started_at=utcnow(), duration_ms=0, error=DeliveryError(repr(exc))
+            with tracing.attempt_span(claim.trace_context, lambda: _span_attributes(claim)) as span:
+                try:
+                    result = await self._attempt(claim)
+                except Exception as exc:
+                    # A bug must not strand the claim (the heartbeat would keep its lease alive
+                    # forever): record a retryable failure instead.
+                    log.exception("delivery %s: unexpected error", claim.delivery_id)
+                    result = AttemptResult(
+                        started_at=utcnow(), duration_ms=0, error=DeliveryError(repr(exc))
+                    )
+                tracing.end_attempt(
+                    span, result.status_code, str(result.error) if result.error else None
                 )
-            self._results.append(self._record_for(claim, result))
+                trace = tracing.current_traceparent()
+            self._results.append(self._record_for(claim, result, trace))
             self._results_ready.set()
         finally:
             self._sends.pop(claim.delivery_id, None)
@@ -406,7 +411,9 @@ class Worker:
         headers = build_headers(claim.event_id, int(time.time()), body, secrets)
         return await self._sender.send(claim.url, headers, body)
 
-    def _record_for(self, claim: Claim, result: AttemptResult) -> AttemptRecord:
+    def _record_for(
+        self, claim: Claim, result: AttemptResult, trace_context: str | None = None
+    ) -> AttemptRecord:
         finished = utcnow()
         metrics.ATTEMPT_SECONDS.observe(result.duration_ms / 1000)
         decision = decide(
@@ -428,6 +435,7 @@ class Worker:
             result=result,
             decision=decision,
             next_attempt_at=next_at,
+            trace_context=trace_context,
         )
 
     def _body(self, claim: Claim) -> bytes:
@@ -491,6 +499,9 @@ class Worker:
                 metrics.DELIVERIES.labels(outcome=record.decision.status).inc()
         for webhook_id in summary.disabled_webhooks:
             log.warning("webhook %s disabled", webhook_id)
+        if summary.alerts:
+            # Alert events were committed with the outcomes: fan them out now.
+            self._events_committed_elsewhere()
         if self._retry_is_sooner(batch):
             self._wake.set()
         return True
@@ -532,6 +543,9 @@ class Worker:
             )
             total += removed
             if removed < PRUNE_BATCH:
+                await manager.prune_rollups(
+                    self.db, now=utcnow(), retention_days=self.settings.retention_days
+                )
                 return total
             await asyncio.sleep(PRUNE_PAUSE_SECONDS)
 
@@ -573,6 +587,16 @@ class Worker:
                     with contextlib.suppress(Exception):
                         await asyncio.shield(conn.close(timeout=2))
             await asyncio.sleep(LISTEN_RETRY_SECONDS)
+
+
+def _span_attributes(claim: Claim) -> dict[str, Any]:
+    return {
+        "hookline.event.id": claim.event_id,
+        "hookline.event.type": claim.event_type,
+        "hookline.delivery.id": claim.delivery_id,
+        "hookline.webhook.id": claim.webhook_id,
+        "hookline.attempt": claim.attempts + 1,
+    }
 
 
 def _setter(event: asyncio.Event) -> Callable[..., None]:

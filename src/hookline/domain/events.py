@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hookline import ids
+from hookline import ids, tracing
 from hookline.storage import direct
 from hookline.storage.models import events
 from hookline.timeutil import iso, utcnow
@@ -23,7 +23,11 @@ EVENT_TYPES = (
     "contact.deleted",
     "call.started",
     "call.completed",
+    "webhook.disabled",
+    "delivery.exhausted",
 )
+# Alerts about one webhook (events.about_webhook_id): never delivered to that webhook.
+ALERT_EVENT_TYPES = ("webhook.disabled", "delivery.exhausted")
 TEST_EVENT_TYPE = "webhook.test"
 VISIBLE_DAYS = 30
 
@@ -36,9 +40,17 @@ async def record_event(
     previous_attributes: dict[str, Any] | None = None,
     *,
     target_webhook_id: str | None = None,
+    about_webhook_id: str | None = None,
+    trace_context: str | None = None,
 ) -> str:
     row = event_row(
-        account_id, event_type, data, previous_attributes, target_webhook_id=target_webhook_id
+        account_id,
+        event_type,
+        data,
+        previous_attributes,
+        target_webhook_id=target_webhook_id,
+        about_webhook_id=about_webhook_id,
+        trace_context=trace_context,
     )
     await direct.execute(conn, _INSERT_EVENT, row)
     return str(row["id"])
@@ -51,8 +63,11 @@ def event_row(
     previous_attributes: dict[str, Any] | None = None,
     *,
     target_webhook_id: str | None = None,
+    about_webhook_id: str | None = None,
+    trace_context: str | None = None,
 ) -> dict[str, Any]:
-    """A new, undispatched event's row, for a write that inserts it beside its change."""
+    """A new, undispatched event's row, for a write that inserts it beside its change. Its
+    trace context is the current span's (``tracing``), unless the caller gives one."""
     return {
         "id": ids.event_id(),
         "account_id": account_id,
@@ -62,6 +77,8 @@ def event_row(
         "created_at": utcnow(),
         "dispatched": False,
         "target_webhook_id": target_webhook_id,
+        "about_webhook_id": about_webhook_id,
+        "trace_context": trace_context or tracing.current_traceparent(),
     }
 
 
