@@ -19,6 +19,7 @@ from hookline.dashboard import (
     pages_contacts,
     pages_home,
     pages_keys,
+    pages_operations,
     pages_webhooks,
 )
 from hookline.dashboard.throttle import LoginThrottle
@@ -44,7 +45,15 @@ def install(app: FastAPI) -> None:
     app.state.dashboard_throttle = LoginThrottle()
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
     # Home last: it holds the catch-all that answers unknown dashboard paths with an HTML 404.
-    for module in (auth, pages_keys, pages_webhooks, pages_contacts, pages_activity, pages_home):
+    for module in (
+        auth,
+        pages_keys,
+        pages_webhooks,
+        pages_operations,
+        pages_contacts,
+        pages_activity,
+        pages_home,
+    ):
         app.include_router(module.router, include_in_schema=False)
     app.add_exception_handler(PageError, _page_error)
     app.add_exception_handler(LoginRequired, _login_required)

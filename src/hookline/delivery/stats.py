@@ -1,8 +1,11 @@
 """Per-webhook delivery statistics from rollups, never from a scan of every attempt.
 
 Recording a batch of attempts (``manager.record_outcomes``) also adds them, in the same
-transaction, to ``attempt_rollups``: one counter per (webhook, bucket, status, latency bin), for
-minute and hour buckets. A window's figures are then read from
+transaction, to ``attempt_rollups``, for minute and hour buckets: one counter per (webhook,
+bucket, status) with ``latency_bin`` = ``ANY_LATENCY``, and one per (webhook, bucket, latency
+bin) with ``status`` = ``ANY_STATUS``. Two one-dimensional counts, not their product: a bucket
+has a few statuses plus a few dozen latency bins, not hundreds of combinations (the product
+made a 24-hour window over 1M attempts 87 ms on SQLite). A window's figures are read from
 
 * hour rows for the whole hours inside it,
 * minute rows for the whole minutes left at its two ends,
@@ -36,6 +39,8 @@ SPANS = (MINUTE, HOUR)
 EXACT_BELOW_MS = 32
 BIN_GROWTH = 1.05
 ERROR_STATUS = "error"
+ANY_STATUS = "*"
+ANY_LATENCY = -1
 PERCENTILES = (("p50", 0.50), ("p95", 0.95), ("p99", 0.99))
 # The dashboard's chart: at most this many bars, whatever the window.
 MAX_BARS = 48
@@ -81,14 +86,16 @@ def bucket_start(moment: datetime, span: int) -> datetime:
 
 
 def rollup_rows(attempts: Iterable[AttemptFacts]) -> list[dict[str, Any]]:
-    """The counters a batch of attempts adds: one row per (webhook, span, bucket, status, bin)."""
+    """The counters a batch of attempts adds: per (webhook, span, bucket), one row per status
+    and one per latency bin."""
     counts: Counter[tuple[str, int, datetime, str, int]] = Counter()
     for attempt in attempts:
         status = status_key(attempt.status_code)
         latency = latency_bin(attempt.duration_ms)
         for span in SPANS:
             bucket = bucket_start(attempt.started_at, span)
-            counts[(attempt.webhook_id, span, bucket, status, latency)] += 1
+            counts[(attempt.webhook_id, span, bucket, status, ANY_LATENCY)] += 1
+            counts[(attempt.webhook_id, span, bucket, ANY_STATUS, latency)] += 1
     return [
         {
             "webhook_id": hook,
@@ -165,11 +172,12 @@ def _in_ranges(column: Any, ranges: Sequence[tuple[datetime, datetime]]) -> Any:
     return or_(*(and_(column >= start, column < end) for start, end in ranges))
 
 
-async def _histogram(
+async def _counts(
     conn: AsyncConnection, webhook_id: str, plan: _Plan
-) -> Counter[tuple[str, int]]:
-    """Attempts by (status, latency bin) in the planned window."""
-    counts: Counter[tuple[str, int]] = Counter()
+) -> tuple[Counter[str], Counter[int]]:
+    """Attempts by status and by latency bin in the planned window."""
+    by_status: Counter[str] = Counter()
+    by_latency: Counter[int] = Counter()
     r = attempt_rollups.c
     for span, ranges in ((HOUR, plan.hours), (MINUTE, plan.minutes)):
         if not ranges:
@@ -180,15 +188,19 @@ async def _histogram(
             .group_by(r.status, r.latency_bin)
         )
         for status, latency, n in await conn.execute(query):
-            counts[(status, latency)] += int(n)
+            if latency == ANY_LATENCY:
+                by_status[status] += int(n)
+            else:
+                by_latency[latency] += int(n)
     if plan.raw:
         a = delivery_attempts.c
         query = select(a.status_code, a.duration_ms).where(
             a.webhook_id == webhook_id, _in_ranges(a.started_at, plan.raw)
         )
         for row in await conn.execute(query):
-            counts[(status_key(row.status_code), latency_bin(row.duration_ms))] += 1
-    return counts
+            by_status[status_key(row.status_code)] += 1
+            by_latency[latency_bin(row.duration_ms)] += 1
+    return by_status, by_latency
 
 
 def _percentiles(by_latency: Counter[int]) -> dict[str, float | None]:
@@ -219,12 +231,7 @@ async def webhook_stats(
     conn: AsyncConnection, webhook_id: str, since: datetime, until: datetime
 ) -> dict[str, Any]:
     """The contract's statistics object for [since, until)."""
-    counts = await _histogram(conn, webhook_id, plan_window(since, until))
-    by_status: Counter[str] = Counter()
-    by_latency: Counter[int] = Counter()
-    for (status, latency), n in counts.items():
-        by_status[status] += n
-        by_latency[latency] += n
+    by_status, by_latency = await _counts(conn, webhook_id, plan_window(since, until))
     attempts = sum(by_status.values())
     succeeded = sum(n for status, n in by_status.items() if is_success(status))
     pending = await conn.scalar(_PENDING, {"webhook_id": webhook_id})
@@ -269,6 +276,7 @@ async def outcome_series(
             r.span == span,
             r.bucket_start >= first,
             r.bucket_start < until,
+            r.latency_bin == ANY_LATENCY,
         )
         .group_by(r.bucket_start, r.status)
     )
