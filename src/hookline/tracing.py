@@ -62,6 +62,14 @@ def configure_from_environment() -> bool:
     return True
 
 
+def stop() -> None:
+    """Export what is buffered and stop tracing (tests; a process just exits)."""
+    provider = _provider
+    use(None)
+    if provider is not None:
+        provider.shutdown()
+
+
 def flush() -> None:
     """Export what is buffered (an app shutting down; the SDK also flushes at exit)."""
     if _provider is not None:

@@ -1132,7 +1132,10 @@ async def queue_stats(db: Database, *, now: datetime) -> QueueStats:
 
 # -- recovery ---------------------------------------------------------------------------------
 
-RECOVER_BATCH = 1000
+# Rows per recovery batch: each batch's write holds SQLite's single writer while it inserts or
+# updates this many deliveries (five indexes each), so smaller keeps the API's writes waiting
+# less (bench/recover_latency.py).
+RECOVER_BATCH = 250
 
 
 @dataclass(frozen=True)
@@ -1148,14 +1151,14 @@ class WebhookNotActive(Exception):
 
 
 def _event_id_bound(moment: datetime) -> str:
-    """An id below (or at) every event id minted from ``moment`` on: ids are UUIDv7, whose
-    first 12 hex digits are the millisecond of creation (``ids.event_id``)."""
+    """An id at or below every event id minted from ``moment`` on: ids are UUIDv7, whose first
+    12 hex digits are the millisecond of creation, never earlier than the clock (``uuid6``
+    moves a burst's ids ahead of it, never behind), so only a lower bound holds."""
     return f"evt_{max(0, int(moment.timestamp() * 1000)):012x}"
 
 
-# An event's id is minted in the same instant as its created_at (``domain.events.event_row``),
-# so the (account_id, id) index bounds a window's events; a second of slack on each side covers
-# the gap between the two, and created_at decides exactly.
+# An event's id is minted just before its created_at is read (``domain.events.event_row``): a
+# second of slack covers the gap, and created_at decides exactly.
 _ID_SLACK = timedelta(seconds=1)
 _SINCE = bindparam("since", type_=events.c.created_at.type)
 _UNTIL = bindparam("until", type_=events.c.created_at.type)
@@ -1182,8 +1185,7 @@ def _missed_in_window() -> Any:
     """The window's events of the subscribed types with no delivery to the webhook."""
     return select(events.c.id, events.c.account_id, events.c.type, events.c.created_at).where(
         events.c.account_id == bindparam("account_id"),
-        events.c.id > bindparam("id_above"),
-        events.c.id < bindparam("id_below"),
+        events.c.id >= bindparam("id_from"),
         events.c.created_at >= _SINCE,
         events.c.created_at <= _UNTIL,
         # Undispatched events are the fan-out's: it gives them their deliveries.
@@ -1222,21 +1224,29 @@ _SCHEDULE_AGAIN = DirectStatement(
         status="pending", next_attempt_at=_NOW, leased_by=None, leased_until=None, updated_at=_NOW
     )
 )
-_RECOVERING_WEBHOOK = DirectStatement(
-    select(
+_HAVE_DELIVERY = DirectStatement(
+    select(dlv.c.event_id).where(
+        dlv.c.webhook_id == bindparam("webhook_id"), in_list(dlv.c.event_id, "ids")
+    )
+)
+
+
+def _webhook_for_recovery(lock: bool) -> DirectStatement:
+    query = select(
         webhooks.c.id,
         webhooks.c.account_id,
         webhooks.c.is_active,
         webhooks.c.events,
         webhooks.c.created_at,
-    )
-    .where(
+    ).where(
         webhooks.c.id == bindparam("webhook_id"), webhooks.c.account_id == bindparam("account_id")
     )
     # FOR NO KEY UPDATE: concurrent recoveries of one webhook take turns (they would both
     # create the same missing deliveries), while the fan-out's FOR KEY SHARE goes on.
-    .with_for_update(key_share=True)
-)
+    return DirectStatement(query.with_for_update(key_share=True) if lock else query)
+
+
+_WEBHOOK_FOR_RECOVERY = {lock: _webhook_for_recovery(lock) for lock in (False, True)}
 
 
 def _window_params(hook: Any, window: RecoveryWindow) -> dict[str, Any]:
@@ -1248,8 +1258,7 @@ def _window_params(hook: Any, window: RecoveryWindow) -> dict[str, Any]:
         "account_id": hook.account_id,
         "since": since,
         "until": window.until,
-        "id_above": _event_id_bound(since - _ID_SLACK),
-        "id_below": _event_id_bound(window.until + _ID_SLACK),
+        "id_from": _event_id_bound(since - _ID_SLACK),
         "types": list(hook.events) if isinstance(hook.events, list) else [],
     }
 
@@ -1268,57 +1277,61 @@ async def recover(
 
     Every failed or cancelled delivery of the window becomes pending again, due now (a new
     attempt of the same delivery: same ``webhook-id``), then every dispatched event of a type
-    the webhook subscribes to now, with no delivery to it, gets one. Both go in batches of
-    ``batch`` rows, each its own short transaction (the API's writes and the worker go between
-    them), each re-checking under lock that the webhook is still active. What succeeded or is
-    pending is never touched, so a second identical call queues nothing new. ``after_batch``
-    runs after each commit that queued something (the API wakes the worker: deliveries start
-    while recovery goes on).
+    the webhook subscribes to now, with no delivery to it, gets one. Batch by batch: each is
+    found by a read (which on SQLite never holds the single writer, however far it scans), then
+    written in a short transaction of its own that re-checks, under the webhook's lock, that
+    it is still active and that what it changes still needs it. The API's writes and the
+    worker go between batches. What succeeded or is pending is never touched, so a second
+    identical call queues nothing new. ``after_batch`` runs after each commit that queued
+    something (the API wakes the worker: deliveries start while recovery goes on).
     """
+    key = {"webhook_id": webhook_id, "account_id": account_id}
+    async with db.read() as conn:
+        hook = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
+    if hook is None:
+        return None
+    if not hook.is_active:
+        raise WebhookNotActive(webhook_id)
+    params = _window_params(hook, window)
     queued = 0
-    checked = False
-    for step in (_schedule_failed_again, _create_missed):
+    for find, apply in ((_FAILED_BATCH, _schedule_again), (_MISSED_BATCH, _create_missed)):
         after = ""
         while True:
-            async with db.begin() as conn:
-                hook = await direct.fetch_one(
-                    conn, _RECOVERING_WEBHOOK, {"webhook_id": webhook_id, "account_id": account_id}
+            async with db.read() as conn:
+                found = await direct.fetch_all(
+                    conn, find, {**params, "after": after, "limit": batch}
                 )
-                if hook is None or not hook.is_active:
-                    if checked:
-                        return queued  # deleted or disabled meanwhile: stop there
-                    if hook is None:
-                        return None
-                    raise WebhookNotActive(webhook_id)
-                checked = True
-                params = {**_window_params(hook, window), "after": after, "limit": batch}
-                done, after = await step(conn, params)
+            if not found:
+                break
+            async with db.begin() as conn:
+                locked = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[True], key)
+                if locked is None or not locked.is_active:
+                    return queued  # deleted or disabled meanwhile: stop there
+                done = await apply(conn, webhook_id, found)
             queued += done
             if done and after_batch is not None:
                 after_batch()
-            if not after:
+            if len(found) < batch:
                 break
+            after = found[-1].id
     return queued
 
 
-async def _schedule_failed_again(conn: AsyncConnection, params: dict[str, Any]) -> tuple[int, str]:
-    """One batch of failed/cancelled deliveries made due now; (count, next cursor or "")."""
-    picked = [row.id for row in await direct.fetch_all(conn, _FAILED_BATCH, params)]
-    if not picked:
-        return 0, ""
-    done = await direct.execute(conn, _SCHEDULE_AGAIN, {"ids": picked, "now": utcnow()})
-    return done, picked[-1] if len(picked) == params["limit"] else ""
+async def _schedule_again(conn: AsyncConnection, webhook_id: str, found: Sequence[Any]) -> int:
+    """Failed/cancelled deliveries (still so) made due now: a new attempt of each."""
+    ids_ = [row.id for row in found]
+    return await direct.execute(conn, _SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})
 
 
-async def _create_missed(conn: AsyncConnection, params: dict[str, Any]) -> tuple[int, str]:
-    """One batch of deliveries for events the webhook missed; (count, next cursor or "")."""
-    missed = await direct.fetch_all(conn, _MISSED_BATCH, params)
-    if not missed:
-        return 0, ""
+async def _create_missed(conn: AsyncConnection, webhook_id: str, found: Sequence[Any]) -> int:
+    """A delivery for each missed event that still has none to the webhook."""
+    params = {"webhook_id": webhook_id, "ids": [row.id for row in found]}
+    have = {row.event_id for row in await direct.fetch_all(conn, _HAVE_DELIVERY, params)}
     now = utcnow()
-    rows = [_delivery_row(event, params["webhook_id"], now) for event in missed]
-    await direct.execute_many(conn, _INSERT_DELIVERY, rows)
-    return len(missed), missed[-1].id if len(missed) == params["limit"] else ""
+    rows = [_delivery_row(event, webhook_id, now) for event in found if event.id not in have]
+    if rows:
+        await direct.execute_many(conn, _INSERT_DELIVERY, rows)
+    return len(rows)
 
 
 async def count_recoverable(
@@ -1326,13 +1339,8 @@ async def count_recoverable(
 ) -> int | None:
     """How many deliveries ``recover`` would queue now (the dashboard's preview); None when
     the webhook is not the account's."""
-    hook = (
-        await conn.execute(
-            select(
-                webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.created_at
-            ).where(webhooks.c.id == webhook_id, webhooks.c.account_id == account_id)
-        )
-    ).first()
+    key = {"webhook_id": webhook_id, "account_id": account_id}
+    hook = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
     if hook is None:
         return None
     params = _window_params(hook, window)

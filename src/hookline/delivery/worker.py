@@ -608,6 +608,7 @@ def _setter(event: asyncio.Event) -> Callable[..., None]:
 
 async def run_worker(settings: Settings, db: Database, stop: asyncio.Event) -> None:
     """``hookline worker``: run until ``stop`` is set (e.g. by SIGTERM), then stop cleanly."""
+    tracing.configure_from_environment()
     worker = Worker(settings, db)
     await worker.start()
     try:
