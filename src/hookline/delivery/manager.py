@@ -69,16 +69,18 @@ from hookline import ids, tracing
 from hookline.delivery import stats
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
-from hookline.domain.events import ALERT_EVENT_TYPES, record_event
 from hookline.storage import direct
 from hookline.storage.db import Database
 from hookline.storage.direct import DirectStatement
 from hookline.storage.lists import StringList, in_list, not_in_list
 from hookline.storage.models import deliveries as dlv
 from hookline.storage.models import delivery_attempts, events, webhooks, workers
+from hookline.storage.outbox import record_event
 from hookline.timeutil import iso, utcnow
 
 TEST_EVENT_TYPE = "webhook.test"
+# Alerts about one webhook (events.about_webhook_id): never delivered to that webhook.
+ALERT_EVENT_TYPES = ("webhook.disabled", "delivery.exhausted")
 # SQLite and PostgreSQL only use the partial indexes (ix_deliveries_due, ix_events_undispatched)
 # when the query repeats their predicate as a constant, not as a bound parameter.
 IS_PENDING = dlv.c.status == literal_column("'pending'")
