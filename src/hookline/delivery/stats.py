@@ -168,16 +168,11 @@ def plan_window(since: datetime, until: datetime) -> _Plan:
     return _Plan([hours], edges, raw)
 
 
-async def _counts(
-    conn: AsyncConnection, webhook_id: str, plan: _Plan
-) -> tuple[Counter[str], Counter[int]]:
-    """Attempts by status and by latency bin in the planned window: the rollup ranges in one
-    statement, the attempts' in another (round trips are most of the cost on PostgreSQL). Each
-    range is a branch of a UNION ALL, not an OR of ranges, so each is one index range."""
-    by_status: Counter[str] = Counter()
-    by_latency: Counter[int] = Counter()
+def rollup_query(webhook_id: str, plan: _Plan) -> Any:
+    """(status, latency bin, attempts) summed over the plan's hour and minute ranges, or None.
+    Each range is a branch of a UNION ALL, not an OR of ranges, so each is one index range."""
     r = attempt_rollups.c
-    sums = [
+    branches = [
         select(r.status, r.latency_bin, r.attempts).where(
             r.webhook_id == webhook_id,
             r.span == span,
@@ -187,25 +182,45 @@ async def _counts(
         for span, ranges in ((HOUR, plan.hours), (MINUTE, plan.minutes))
         for start, end in ranges
     ]
-    if sums:
-        rows = union_all(*sums).subquery()
-        query = select(rows.c.status, rows.c.latency_bin, func.sum(rows.c.attempts)).group_by(
-            rows.c.status, rows.c.latency_bin
-        )
-        for status, latency, n in await conn.execute(query):
-            if latency == ANY_LATENCY:
-                by_status[status] += int(n)
-            else:
-                by_latency[latency] += int(n)
+    if not branches:
+        return None
+    rows = union_all(*branches).subquery()
+    return select(rows.c.status, rows.c.latency_bin, func.sum(rows.c.attempts)).group_by(
+        rows.c.status, rows.c.latency_bin
+    )
+
+
+def raw_query(webhook_id: str, plan: _Plan) -> Any:
+    """(status code, duration) of each attempt in the plan's second-ranges, or None."""
     a = delivery_attempts.c
-    raw = [
+    branches = [
         select(a.status_code, a.duration_ms).where(
             a.webhook_id == webhook_id, a.started_at >= start, a.started_at < end
         )
         for start, end in plan.raw
     ]
-    if raw:
-        for row in await conn.execute(union_all(*raw) if len(raw) > 1 else raw[0]):
+    if not branches:
+        return None
+    return union_all(*branches) if len(branches) > 1 else branches[0]
+
+
+async def _counts(
+    conn: AsyncConnection, webhook_id: str, plan: _Plan
+) -> tuple[Counter[str], Counter[int]]:
+    """Attempts by status and by latency bin in the planned window: the rollups in one
+    statement, the attempts in another (round trips are most of the cost on PostgreSQL)."""
+    by_status: Counter[str] = Counter()
+    by_latency: Counter[int] = Counter()
+    sums = rollup_query(webhook_id, plan)
+    if sums is not None:
+        for status, latency, n in await conn.execute(sums):
+            if latency == ANY_LATENCY:
+                by_status[status] += int(n)
+            else:
+                by_latency[latency] += int(n)
+    raw = raw_query(webhook_id, plan)
+    if raw is not None:
+        for row in await conn.execute(raw):
             by_status[status_key(row.status_code)] += 1
             by_latency[latency_bin(row.duration_ms)] += 1
     return by_status, by_latency
