@@ -321,3 +321,16 @@ async def test_stats_count_the_windows_attempts(
     other = await new_account(worker_app.state.db, "stranger")
     hidden = await http.get(f"/v1/webhooks/{webhook['id']}/stats", headers=other.headers)
     assert hidden.status_code == 404
+
+
+async def test_recover_is_idempotent_with_a_key(http: httpx.AsyncClient, owner: Account) -> None:
+    webhook = await _subscribe(http, owner, "http://127.0.0.1:9/hook", ["contact.created"])
+    url = f"/v1/webhooks/{webhook['id']}/recover"
+    body = {"since": iso(utcnow() - timedelta(minutes=5))}
+    headers = {**owner.headers, "Idempotency-Key": "recover-1"}
+    first = await http.post(url, json=body, headers=headers)
+    replay = await http.post(url, json=body, headers=headers)
+    assert first.status_code == replay.status_code == 202
+    assert replay.json() == first.json() and replay.headers["idempotent-replayed"] == "true"
+    other = await http.post(url, json={"since": iso(utcnow())}, headers=headers)
+    assert other.status_code == 422 and other.json()["error"]["code"] == "idempotency_key_reused"
