@@ -44,6 +44,8 @@ def checked_window(
         raise ValidationFailed.for_field(
             "since", f"since must be within the retention period ({retention_days} days)"
         )
+    if since > now:
+        raise ValidationFailed.for_field("since", "since must not be in the future")
     if since > end:
         raise ValidationFailed.for_field("until", "until must not be before since")
     return manager.RecoveryWindow(since, end)
