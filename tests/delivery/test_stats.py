@@ -23,28 +23,20 @@ def test_latency_bins_are_exact_then_within_five_percent() -> None:
         assert abs(stats.bin_value(stats.latency_bin(ms)) - ms) <= 0.026 * ms
 
 
-def test_a_window_is_cut_into_hours_minutes_and_seconds() -> None:
-    since = datetime.fromisoformat("2026-11-23T10:17:30+00:00")
-    until = datetime.fromisoformat("2026-11-23T13:05:10+00:00")
-    plan = stats.plan_window(since, until)
-    hour = timedelta(hours=1)
-    assert plan.hours == [
-        (since.replace(minute=0, second=0) + hour, until.replace(minute=0, second=0))
+def test_a_window_is_cut_into_hours_ten_minutes_minutes_and_seconds() -> None:
+    def at(text: str) -> datetime:
+        return datetime.fromisoformat(f"2026-11-23T{text}+00:00")
+
+    plan = stats.plan_window(at("10:17:30"), at("13:05:10"))
+    assert sorted(plan.rollups) == [
+        (60, at("10:18:00"), at("10:20:00")),
+        (60, at("13:00:00"), at("13:05:00")),
+        (600, at("10:20:00"), at("11:00:00")),
+        (3600, at("11:00:00"), at("13:00:00")),
     ]
-    assert plan.minutes == [
-        (since.replace(minute=18, second=0), since.replace(minute=0, second=0) + hour),
-        (until.replace(minute=0, second=0), until.replace(minute=5, second=0)),
-    ]
-    assert plan.raw == [
-        (since, since.replace(minute=18, second=0)),
-        (until.replace(second=0), until),
-    ]
-    inside = stats.plan_window(since, since + timedelta(seconds=20))
-    assert (
-        inside.hours == []
-        and inside.minutes == []
-        and inside.raw == [(since, since + timedelta(seconds=20))]
-    )
+    assert sorted(plan.raw) == [(at("10:17:30"), at("10:18:00")), (at("13:05:00"), at("13:05:10"))]
+    inside = stats.plan_window(at("10:17:30"), at("10:17:50"))
+    assert inside.rollups == [] and inside.raw == [(at("10:17:30"), at("10:17:50"))]
 
 
 async def test_rollup_figures_equal_a_count_of_every_attempt(env: Env) -> None:
