@@ -3,9 +3,10 @@
 Recording a batch of attempts (``manager.record_outcomes``) also adds them, in the same
 transaction, to ``attempt_rollups``, for minute, ten-minute and hour buckets: one counter per
 (webhook, bucket, status) with ``latency_bin`` = ``ANY_LATENCY``, and one per (webhook, bucket,
-latency bin) with ``status`` = ``ANY_STATUS``. Two one-dimensional counts, not their product: a bucket
-has a few statuses plus a few dozen latency bins, not hundreds of combinations (the product
-made a 24-hour window over 1M attempts 87 ms on SQLite). A window's figures are read from
+latency bin) with ``status`` = ``ANY_STATUS``. Two one-dimensional counts, not their product:
+a bucket has a few statuses plus a few dozen latency bins, not hundreds of combinations (the
+product made a 24-hour window over 1M attempts 87 ms on SQLite). A window's figures are read
+from
 
 * hour rows for the whole hours inside it,
 * ten-minute rows, then minute rows, for the whole buckets left at its two ends,
