@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
+from typing import Any
 
 from fastapi import APIRouter, Query, Request
 
@@ -77,10 +79,23 @@ async def recover(
     window = checked_window(
         body.since, body.until, now=utcnow(), retention_days=settings.retention_days
     )
-    try:
-        queued = await manager.recover(
+    # A task of its own: its batches commit one by one, each a short transaction. In this task,
+    # with an Idempotency-Key, every write would join the request's one transaction (the key's
+    # reservation and stored response commit with it), and a 100,000-event window would hold
+    # SQLite's single writer until the end. The key is stored once the recovery is done; a
+    # retry after a crash half-way queues what is left. Shielded: a client that hangs up does
+    # not stop a recovery half-way.
+    recovery = asyncio.get_running_loop().create_task(
+        manager.recover(
             db, auth.account_id, webhook_id, window, after_batch=lambda: events_committed(request)
         )
+    )
+    # Referenced until done (the app awaits these at shutdown), as ``background.spawn`` does.
+    running: set[asyncio.Task[Any]] = request.app.state.background_tasks
+    running.add(recovery)
+    recovery.add_done_callback(running.discard)
+    try:
+        queued = await asyncio.shield(recovery)
     except manager.WebhookNotActive:
         raise Conflict("This webhook is inactive; enable it before recovering.") from None
     if queued is None:
