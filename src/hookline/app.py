@@ -12,6 +12,7 @@ from hookline import __version__, dashboard, tracing
 from hookline.api import calls, contacts, deliveries, events, health, operations, webhooks
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
+from hookline.api.openapi import document_input_rules
 from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery.wakeup import make_wakeup
@@ -75,6 +76,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.background_tasks = set()
     install_error_handlers(app)
     add_request_guards(app)  # inside RequestContext: the body guard
+    document_input_rules(app)
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
     if tracing.configure_from_environment():

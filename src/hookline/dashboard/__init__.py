@@ -20,9 +20,10 @@ from hookline.dashboard import (
     pages_home,
     pages_keys,
     pages_operations,
+    pages_people,
     pages_webhooks,
 )
-from hookline.dashboard.throttle import LoginThrottle
+from hookline.dashboard.throttle import Throttle
 from hookline.dashboard.web import PREFIX, LoginRequired, PageError, error_page, redirect
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -42,11 +43,12 @@ async def _login_required(request: Request, exc: Exception) -> Response:
 
 
 def install(app: FastAPI) -> None:
-    app.state.dashboard_throttle = LoginThrottle()
+    app.state.dashboard_throttle = Throttle()
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
     # Home last: it holds the catch-all that answers unknown dashboard paths with an HTML 404.
     for module in (
         auth,
+        pages_people,
         pages_keys,
         pages_webhooks,
         pages_operations,

@@ -2,7 +2,7 @@
 attempts by webhook and time, and the attempt rollups.
 
 Revision ID: 0003_ops
-Revises: 0003_idem
+Revises: people
 Create Date: 2026-11-23 11:00:00
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0003_ops"
-down_revision = "0003_idem"
+down_revision = "people"
 branch_labels = None
 depends_on = None
 
