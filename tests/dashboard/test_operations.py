@@ -128,3 +128,16 @@ async def test_the_webhook_page_shows_stats_and_an_svg_chart(signed_in: Dash, db
     assert "http" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "")
     csp = page.headers["content-security-policy"]
     assert "default-src 'self'" in csp and "unsafe-inline" not in csp
+
+
+async def test_a_disabled_webhooks_page_says_mail_is_not_configured(
+    signed_in: Dash, db: Database
+) -> None:
+    path, webhook_id = await _webhook(signed_in)
+    async with db.begin() as conn:
+        await manager.disable_webhook(
+            conn, webhook_id, "the endpoint answered 410 Gone", now=utcnow()
+        )
+    page = await signed_in.get(path)
+    assert "Disabled by hookline" in page.text and 'id="mail-notice"' in page.text
+    assert "Mail is not configured" in page.text

@@ -16,6 +16,7 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hookline import mail
 from hookline.api.deps import events_committed
 from hookline.api.operations import DEFAULT_STATS_WINDOW, checked_window
 from hookline.dashboard.csrf import CheckedForm
@@ -70,8 +71,11 @@ def chart_bars(bars: list[stats.Bar]) -> list[ChartBar]:
     return out
 
 
-async def webhook_health(conn: AsyncConnection, webhook_id: str) -> dict[str, Any]:
-    """The webhook page's statistics (the last 24 hours, as the API's default) and chart."""
+async def webhook_health(
+    conn: AsyncConnection, webhook_id: str, settings: Settings
+) -> dict[str, Any]:
+    """The webhook page's statistics (the last 24 hours, as the API's default) and chart, and
+    whether a disable was mailed to the account's people."""
     until = utcnow()
     since = until - DEFAULT_STATS_WINDOW
     figures = await stats.webhook_stats(conn, webhook_id, since, until)
@@ -80,6 +84,7 @@ async def webhook_health(conn: AsyncConnection, webhook_id: str) -> dict[str, An
         "stats": figures,
         "chart": chart_bars(bars),
         "chart_size": (CHART_WIDTH, CHART_HEIGHT),
+        "mail_notice": None if mail.is_configured(settings) else mail.NOT_CONFIGURED_NOTICE,
     }
 
 

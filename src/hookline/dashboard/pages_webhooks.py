@@ -144,7 +144,7 @@ async def show_webhook(
             cursor=cursor_id(cursor),
             status=status if status in DELIVERY_STATUSES else None,
         )
-        health = await webhook_health(conn, webhook_id)
+        health = await webhook_health(conn, webhook_id, _settings(request))
     context = {
         **health,
         "webhook": webhook,

@@ -840,6 +840,18 @@ async def disable_webhook(
     )
 
 
+async def disabled_webhooks(conn: AsyncConnection, webhook_ids: Sequence[str]) -> list[Any]:
+    """What the mail about each disabled webhook says: id, account, url, name, reason."""
+    query = select(
+        webhooks.c.id,
+        webhooks.c.account_id,
+        webhooks.c.url,
+        webhooks.c.name,
+        webhooks.c.disabled_reason,
+    ).where(in_list(webhooks.c.id, "ids"))
+    return await direct.fetch_all(conn, DirectStatement(query), {"ids": list(webhook_ids)})
+
+
 async def cancel_pending_deliveries(
     conn: AsyncConnection, webhook_id: str, *, now: datetime
 ) -> int:

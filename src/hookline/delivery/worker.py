@@ -34,7 +34,7 @@ from sqlalchemy.engine import make_url
 
 from hookline import ids, metrics, tracing
 from hookline.crypto import SecretBox, resolve_secret_key
-from hookline.delivery import manager
+from hookline.delivery import manager, notify
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimRequest
 from hookline.delivery.retry import (
     DeliveryError,
@@ -147,6 +147,7 @@ class Worker:
         self._bodies = _LRU(BODY_CACHE_SIZE)
         self._secrets = _LRU(SECRET_CACHE_SIZE)
         self._started = False
+        self._mails: set[asyncio.Task[int]] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -185,6 +186,8 @@ class Worker:
         await self._join("recorder")
         await self._cancel_loops()
         await self._release_unfinished()
+        if self._mails:
+            await asyncio.wait(list(self._mails), timeout=grace)
         with contextlib.suppress(Exception):
             await manager.unregister_worker(self.db, self.id)
         await self._sender.close()
@@ -499,12 +502,24 @@ class Worker:
                 metrics.DELIVERIES.labels(outcome=record.decision.status).inc()
         for webhook_id in summary.disabled_webhooks:
             log.warning("webhook %s disabled", webhook_id)
+        if summary.disabled_webhooks:
+            self._mail_about(summary.disabled_webhooks)
         if summary.alerts:
             # Alert events were committed with the outcomes: fan them out now.
             self._events_committed_elsewhere()
         if self._retry_is_sooner(batch):
             self._wake.set()
         return True
+
+    def _mail_about(self, webhook_ids: tuple[str, ...]) -> None:
+        """Mail the accounts' people about webhooks just disabled, after the commit and
+        without holding up the recorder (SMTP is the network)."""
+        task = asyncio.create_task(
+            notify.mail_disabled_webhooks(self.settings, self.db, webhook_ids),
+            name="hookline-mail",
+        )
+        self._mails.add(task)
+        task.add_done_callback(self._mails.discard)
 
     # -- heartbeat, pruning, LISTEN -----------------------------------------------------------
 
