@@ -8,8 +8,8 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from hookline import __version__, dashboard
-from hookline.api import calls, contacts, deliveries, docs, events, health, webhooks
+from hookline import __version__, dashboard, tracing
+from hookline.api import calls, contacts, deliveries, docs, events, health, operations, webhooks
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
 from hookline.api.openapi import document_input_rules
@@ -57,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 await asyncio.gather(*pending, return_exceptions=True)
             await wakeup.close()
             await db.dispose()
+            tracing.flush()
 
     app = FastAPI(
         title="hookline",
@@ -78,7 +79,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     document_input_rules(app)
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
-    for module in (health, contacts, calls, webhooks, deliveries, events):
+    if tracing.configure_from_environment():
+        app.add_middleware(tracing.TracingMiddleware)  # outermost: the span covers the rest
+    for module in (health, contacts, calls, webhooks, deliveries, operations, events):
         app.include_router(module.router)
     dashboard.install(app)
     docs.install(app)

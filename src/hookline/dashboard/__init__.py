@@ -19,6 +19,7 @@ from hookline.dashboard import (
     pages_contacts,
     pages_home,
     pages_keys,
+    pages_operations,
     pages_people,
     pages_webhooks,
 )
@@ -60,6 +61,7 @@ def install(app: FastAPI) -> None:
         pages_people,
         pages_keys,
         pages_webhooks,
+        pages_operations,
         pages_contacts,
         pages_activity,
         pages_home,
