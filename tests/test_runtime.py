@@ -43,7 +43,12 @@ def test_serve_and_worker_settle_the_heap_just_before_they_start(
     monkeypatch.setenv("HOOKLINE_DATABASE_URL", f"sqlite:///{tmp_path / 'runtime.db'}")
     monkeypatch.setattr(logs, "configure_logging", lambda _level: None)
     monkeypatch.setattr(runtime, "settle_heap", lambda: calls.append("settle"))
-    monkeypatch.setattr(uvicorn, "run", lambda _app, **_options: calls.append("serve"))
+
+    def serve(server: uvicorn.Server, sockets: Any = None) -> None:
+        calls.append("serve")
+        server.started = True
+
+    monkeypatch.setattr(uvicorn.Server, "run", serve)
 
     def run(main: Coroutine[Any, Any, None]) -> None:
         main.close()

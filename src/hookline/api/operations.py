@@ -23,7 +23,8 @@ from hookline.delivery import manager
 from hookline.delivery.stats import webhook_stats
 from hookline.domain.webhooks import get_webhook
 from hookline.errors import Conflict, NotFound, ValidationFailed
-from hookline.schemas.operations import RecoverIn, RecoverOut, StatsOut, UtcTimestamp
+from hookline.schemas.common import Since, Until
+from hookline.schemas.operations import RecoverIn, RecoverOut, StatsOut
 from hookline.timeutil import utcnow
 
 router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["webhooks"], route_class=DirectRoute)
@@ -117,8 +118,8 @@ async def stats(
     auth: WebhooksRead,
     db: DB,
     settings: AppSettings,
-    since: UtcTimestamp | None = Query(default=None),
-    until: UtcTimestamp | None = Query(default=None),
+    since: Since | None = Query(default=None),
+    until: Until | None = Query(default=None),
 ) -> JSONResponse:
     now = utcnow()
     end = min(until, now) if until is not None else now

@@ -137,6 +137,8 @@ Tags = Annotated[
 CustomerPhone = phone_field("customer_phone_number")
 StartedAt = timestamp_field("call_started_at")
 EndedAt = timestamp_field("call_ended_at")
+Since = timestamp_field("since")
+Until = timestamp_field("until")
 WebhookName = name_field("name", max_length=200, required=False)
 FirstName = name_field("first_name", max_length=100, required=True)
 LastName = name_field("last_name", max_length=100, required=False)

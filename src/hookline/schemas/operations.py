@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Annotated
+from pydantic import BaseModel, Field
 
-from pydantic import AfterValidator, AwareDatetime, BaseModel, Field
-
-from hookline.schemas.common import RequestModel
-from hookline.timeutil import to_millis
-
-
-def _in_utc(value: datetime) -> datetime:
-    try:
-        return to_millis(value.astimezone(UTC))
-    except OverflowError:
-        raise ValueError("must be a time between years 1 and 9999 in UTC") from None
-
-
-UtcTimestamp = Annotated[
-    AwareDatetime,
-    AfterValidator(_in_utc),
-    Field(description="ISO 8601 with a zone, e.g. 2026-11-22T15:04:05.123Z"),
-]
+from hookline.schemas.common import RequestModel, Since, Until
 
 
 class RecoverIn(RequestModel):
-    since: UtcTimestamp = Field(description="Start of the window (event time), within retention.")
-    until: UtcTimestamp | None = Field(default=None, description="End of the window; default now.")
+    since: Since = Field(description="Start of the window (event time), within retention.")
+    until: Until | None = Field(default=None, description="End of the window; default now.")
 
 
 class RecoverOut(BaseModel):
