@@ -124,6 +124,7 @@ async def test_sigkill_never_strands_an_idempotency_key(
 ) -> None:
     url = make_database_url(backend_name, tmp_path, request)
     env = {**ENV, "HOOKLINE_DATABASE_URL": url}
+    assert (await arun_cli("migrate", env=env)).returncode == 0
     created = await arun_cli("accounts", "create", "idempotency-crash", env=env)
     assert created.returncode == 0, created.stderr
     auth = {"Authorization": f"Bearer {json.loads(created.stdout)['api_key']}"}
