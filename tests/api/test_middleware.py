@@ -21,6 +21,7 @@ from tests.support.server import ServerProcess, run_cli, running_server
 def sqlite_server(tmp_path: Path) -> Iterator[tuple[ServerProcess, str, Path]]:
     path = tmp_path / "h.db"
     env = {"HOOKLINE_DATABASE_URL": f"sqlite:///{path}"}
+    assert run_cli("migrate", env=env).returncode == 0
     created = run_cli("accounts", "create", "crash", env=env)
     assert created.returncode == 0, created.stderr
     with running_server(env, worker=False) as server:
