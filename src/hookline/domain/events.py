@@ -23,6 +23,8 @@ EVENT_TYPES = (
     "contact.deleted",
     "call.started",
     "call.completed",
+    "lead.qualified",
+    "appointment.booked",
 )
 TEST_EVENT_TYPE = "webhook.test"
 VISIBLE_DAYS = 30

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 import orjson
-from pydantic import AfterValidator, AwareDatetime, BaseModel, Field
+from pydantic import AfterValidator, AwareDatetime, BaseModel, Field, StrictBool
 
 from hookline.domain.validation import normalize_phone
 from hookline.schemas.common import RequestModel
@@ -50,11 +52,81 @@ class CallCreate(RequestModel):
     metadata: Metadata | None = Field(default=None, description="A JSON object, ..16 KiB.")
 
 
+LeadQualification = Literal["qualified", "unqualified", "unknown"]
+# C0 control characters other than tab, LF and CR: never valid in text (transcripts keep lines).
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Money as a decimal string, never a float: "0.42", "12", "0.0075".
+_DECIMAL = re.compile(r"\A[0-9]{1,12}(\.[0-9]{1,10})?\Z")
+_URL_FORBIDDEN = re.compile(r"[\x00-\x20\x7f\"<>\\^`{|}]")
+
+
+def _plain_text(value: str) -> str:
+    if _CONTROL.search(value):
+        raise ValueError("must not contain control characters")
+    return value
+
+
+def _decimal_string(value: str) -> str:
+    if not _DECIMAL.match(value):
+        raise ValueError('cost must be a decimal string such as "0.42" (no sign or exponent)')
+    return value
+
+
+def _http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc or _URL_FORBIDDEN.search(value):
+        raise ValueError("recording_url must be an http(s) URL")
+    return value
+
+
+PlainText = AfterValidator(_plain_text)
+Text200 = Annotated[str, Field(max_length=200), PlainText]
+Transcript = Annotated[str, Field(max_length=50_000), PlainText]
+Summary = Annotated[str, Field(max_length=5_000), PlainText]
+RecordingUrl = Annotated[str, Field(max_length=2048), AfterValidator(_http_url)]
+Cost = Annotated[
+    str,
+    Field(max_length=23, description='A decimal string, e.g. "0.42".'),
+    AfterValidator(_decimal_string),
+]
+
+
+class CallAnalysis(RequestModel):
+    """What the calling product concluded about a call; every field optional."""
+
+    assistant_id: Text200 | None = Field(
+        default=None, description="The assistant (agent) that handled the call, ..200 chars."
+    )
+    transcript: Transcript | None = None
+    summary: Summary | None = None
+    recording_url: RecordingUrl | None = None
+    intent: Text200 | None = None
+    lead_qualification: LeadQualification | None = None
+    appointment_booked: StrictBool | None = None
+    cost: Cost | None = None
+
+
 class CallComplete(RequestModel):
     call_status: FinalStatus
     call_ended_at: AwareDatetime | None = Field(
         default=None, description="ISO 8601 with a zone, not before call_started_at; default now."
     )
+    analysis: CallAnalysis | None = Field(
+        default=None,
+        description="The call's outcome. `lead_qualification: qualified` also fires "
+        "`lead.qualified`, `appointment_booked: true` also fires `appointment.booked`.",
+    )
+
+
+class CallAnalysisOut(BaseModel):
+    assistant_id: str | None
+    transcript: str | None
+    summary: str | None
+    recording_url: str | None
+    intent: str | None
+    lead_qualification: LeadQualification | None
+    appointment_booked: bool | None
+    cost: str | None = Field(description='A decimal string, e.g. "0.42", or null.')
 
 
 class CallOut(BaseModel):
@@ -67,5 +139,6 @@ class CallOut(BaseModel):
     call_ended_at: str | None
     duration_seconds: int | None
     metadata: dict[str, Any] | None
+    analysis: CallAnalysisOut | None
     created_at: str
     updated_at: str

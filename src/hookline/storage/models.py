@@ -142,10 +142,15 @@ calls = Table(
     Column("call_ended_at", UTCDateTime(), nullable=True),
     Column("duration_seconds", Integer, nullable=True),
     Column("metadata", Json, nullable=True),
+    # The outcome reported on completion (``analysis``), or NULL; assistant_id is also a column
+    # of its own so that GET /v1/calls?assistant_id= is an index look-up.
+    Column("analysis", Json, nullable=True),
+    Column("assistant_id", String(200), nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
     Index(None, "account_id", "id"),
     Index(None, "contact_id"),
+    Index(None, "account_id", "assistant_id", "id"),
 )
 
 webhooks = Table(
@@ -164,9 +169,24 @@ webhooks = Table(
     Column("disabled_reason", String(500), nullable=True),
     # Start of the current run of consecutive failures; NULL after any success.
     Column("failing_since", UTCDateTime(), nullable=True),
+    # Custom delivery headers: a JSON object encrypted like the secrets, or NULL for none.
+    Column("headers_enc", Text, nullable=True),
+    # A CEL expression over the delivered body; a delivery is created only when it is true.
+    Column("filter", String(1024), nullable=True),
+    # At most this many attempts start in any one-second window; NULL for no limit.
+    Column("rate_limit", Integer, nullable=True),
+    # The rate limit's sliding window: [[start in epoch microseconds, attempts], ...] of the
+    # last second, written by the claim that started them (manager.claim_rate_limited).
+    Column("rate_starts", Json, nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
     Index(None, "account_id", "id"),
+    Index(
+        "ix_webhooks_rate_limited",
+        "id",
+        sqlite_where=text("rate_limit IS NOT NULL"),
+        postgresql_where=text("rate_limit IS NOT NULL"),
+    ),
 )
 
 events = Table(
