@@ -2,43 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
-import pytest
-from fastapi import FastAPI
 from standardwebhooks import Webhook
 
-from hookline.app import create_app
-from tests.conftest import Account, make_database_url, make_settings, new_account
+from tests.conftest import Account
 from tests.support.api import collect_pages
 from tests.support.receiver import Receiver
 from tests.support.waiting import eventually
-
-
-@pytest.fixture(scope="module")
-async def worker_app(
-    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> AsyncIterator[FastAPI]:
-    url = make_database_url(backend, tmp_path_factory.mktemp("deliveries"), request)
-    # A long second retry keeps a failed delivery pending for the cancellation test.
-    settings = make_settings(url, worker_in_process=True, retry_schedule="3600,3600")
-    app = create_app(settings)
-    async with app.router.lifespan_context(app):
-        yield app
-
-
-@pytest.fixture
-async def http(worker_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=worker_app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as c:
-        yield c
-
-
-@pytest.fixture
-async def owner(worker_app: FastAPI) -> Account:
-    return await new_account(worker_app.state.db)
 
 
 async def _subscribe(http: httpx.AsyncClient, owner: Account, url: str) -> dict[str, Any]:

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
+
+from hookline.schemas.common import RequestModel
 
 DeliveryStatus = Literal["pending", "succeeded", "failed", "cancelled"]
 
@@ -32,6 +34,12 @@ class AttemptOut(BaseModel):
 
 class DeliveryDetailOut(DeliveryOut):
     attempt_log: list[AttemptOut]
+
+
+class TestEventRequest(RequestModel):
+    event_type: str = Field(
+        max_length=64, description="A type of GET /v1/event-types; its example event is sent."
+    )
 
 
 class TestEventOut(BaseModel):
