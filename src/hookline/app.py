@@ -9,7 +9,16 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from hookline import __version__, dashboard
-from hookline.api import calls, contacts, deliveries, event_types, events, health, webhooks
+from hookline.api import (
+    calls,
+    conformance,
+    contacts,
+    deliveries,
+    event_types,
+    events,
+    health,
+    webhooks,
+)
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
 from hookline.api.responses import JSONResponse
@@ -71,7 +80,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     add_request_guards(app)  # inside RequestContext: body guard, idempotency keys
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
-    for module in (health, contacts, calls, webhooks, deliveries, events, event_types):
+    for module in (health, contacts, calls, webhooks, deliveries, events, event_types, conformance):
         app.include_router(module.router)
     event_types.add_webhooks_to_openapi(app)
     dashboard.install(app)

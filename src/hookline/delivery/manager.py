@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
@@ -66,15 +66,17 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
+from hookline.delivery import filters
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
+from hookline.delivery.signing import event_payload
 from hookline.storage import direct
 from hookline.storage.db import Database
 from hookline.storage.direct import DirectStatement
 from hookline.storage.lists import StringList, in_list, not_in_list
 from hookline.storage.models import deliveries as dlv
 from hookline.storage.models import delivery_attempts, events, webhooks, workers
-from hookline.timeutil import iso
+from hookline.timeutil import iso, utcnow
 
 TEST_EVENT_TYPE = "webhook.test"
 # SQLite and PostgreSQL only use the partial indexes (ix_deliveries_due, ix_events_undispatched)
@@ -125,10 +127,11 @@ async def _dispatch(conn: AsyncConnection, now: datetime, batch_size: int) -> Di
     if not pending:
         return DispatchResult(0, 0)
     hooks = await _active_webhooks(conn, {row.account_id for row in pending})
+    bodies = await _bodies_for_filters(conn, pending, hooks)
     rows = [
         _delivery_row(event, hook_id, now)
         for event in pending
-        for hook_id in _targets(event, hooks)
+        for hook_id in _targets(event, hooks, bodies)
     ]
     if rows:
         await direct.execute_many(conn, _INSERT_DELIVERY, rows)
@@ -155,7 +158,7 @@ _MARK_DISPATCHED = DirectStatement(
 )
 
 _ACTIVE_WEBHOOKS = DirectStatement(
-    select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events)
+    select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.filter)
     .where(
         in_list(webhooks.c.account_id, "accounts"),
         webhooks.c.is_active == true(),
@@ -167,22 +170,59 @@ _ACTIVE_WEBHOOKS = DirectStatement(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Target:
+    id: str
+    events: Any
+    filter: str | None
+
+
 async def _active_webhooks(
     conn: AsyncConnection, account_ids: set[str]
-) -> dict[str, list[tuple[str, Any]]]:
-    """Active webhooks by account: [(webhook id, subscribed event types)]."""
-    by_account: dict[str, list[tuple[str, Any]]] = {}
+) -> dict[str, list[_Target]]:
+    """Active webhooks by account."""
+    by_account: dict[str, list[_Target]] = {}
     for row in await direct.fetch_all(conn, _ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
-        by_account.setdefault(row.account_id, []).append((row.id, row.events))
+        by_account.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
     return by_account
 
 
-def _targets(event: Any, hooks: Mapping[str, list[tuple[str, Any]]]) -> list[str]:
+def _targets(
+    event: Any, hooks: Mapping[str, list[_Target]], bodies: Mapping[str, dict[str, Any]]
+) -> list[str]:
     candidates = hooks.get(event.account_id, [])
     if event.target_webhook_id is not None:
-        # webhook.test (or any targeted event): that webhook alone, subscribed or not.
-        return [hook_id for hook_id, _ in candidates if hook_id == event.target_webhook_id]
-    return [hook_id for hook_id, types in candidates if _subscribed(types, event.type)]
+        # webhook.test (or any targeted event): that webhook alone, subscribed or not, filtered
+        # or not.
+        return [hook.id for hook in candidates if hook.id == event.target_webhook_id]
+    return [
+        hook.id
+        for hook in candidates
+        if _subscribed(hook.events, event.type)
+        and (hook.filter is None or filters.matches(hook.filter, bodies[event.id]))
+    ]
+
+
+_EVENT_BODIES = DirectStatement(
+    select(
+        events.c.id, events.c.type, events.c.created_at, events.c.data, events.c.previous_attributes
+    ).where(in_list(events.c.id, "ids"))
+)
+
+
+async def _bodies_for_filters(
+    conn: AsyncConnection, pending: Sequence[Any], hooks: Mapping[str, list[_Target]]
+) -> dict[str, dict[str, Any]]:
+    """The delivered bodies of the events a filtered webhook may receive (filters see the body
+    as delivered); read only when some webhook of the event's account has a filter."""
+    filtered = {account for account, targets in hooks.items() if any(t.filter for t in targets)}
+    wanted = [e.id for e in pending if e.account_id in filtered and e.target_webhook_id is None]
+    if not wanted:
+        return {}
+    return {
+        row.id: event_payload(row.id, row.type, row.created_at, row.data, row.previous_attributes)
+        for row in await direct.fetch_all(conn, _EVENT_BODIES, {"ids": wanted})
+    }
 
 
 _INSERT_DELIVERY = DirectStatement(insert(dlv))
@@ -228,6 +268,11 @@ class Claim:
     event_created_at: datetime
     data: Any
     previous_attributes: Any
+    headers_enc: str | None = None
+    """The webhook's custom headers, encrypted (``domain.webhook_routing.unseal``)."""
+    not_before: datetime | None = None
+    """A rate-limited webhook's attempt: the moment it was counted as starting; the worker
+    starts it no earlier."""
 
 
 # A claim's row: what ``_claim_of`` reads.
@@ -244,6 +289,7 @@ _CLAIM_COLUMNS = (
     events.c.created_at,
     events.c.data,
     events.c.previous_attributes,
+    webhooks.c.headers_enc,
 )
 
 
@@ -285,7 +331,8 @@ def _hooks_with_due_work(skip_saturated: bool) -> Any:
         .scalar_subquery()
     )
     hooks = select(webhooks.c.id, first_due.label("first_due")).where(
-        webhooks.c.is_active == true()
+        webhooks.c.is_active == true(),
+        webhooks.c.rate_limit.is_(None),  # those are claimed by _claim_rate_limited
     )
     if skip_saturated:
         hooks = hooks.where(not_in_list(webhooks.c.id, "saturated"))
@@ -342,17 +389,29 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     if req.limit <= 0:
         return []  # no transaction for nothing
     if not db.is_sqlite:
+        limited = await claim_rate_limited(db, req)
+        rest = _after(req, limited)
+        if rest.limit <= 0:
+            return limited
         # One statement is a transaction of its own: one round trip, no BEGIN or COMMIT.
-        return await _claim_on_postgres(db, req)
+        return limited + await _claim_on_postgres(db, rest)
     async with db.begin() as conn:
         return await _claim(conn, req)
 
 
-async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
-    if req.limit <= 0:
+async def _claim(conn: AsyncConnection, request: ClaimRequest) -> list[Claim]:
+    if request.limit <= 0:
         return []
+    limited = await _claim_rate_limited(conn, request)
+    req = _after(request, limited)
+    if req.limit <= 0:
+        return limited
     if conn.dialect.name == "postgresql":
-        return await _claim_on_postgres(conn, req)
+        return limited + await _claim_on_postgres(conn, req)
+    return limited + await _claim_unlimited_on_sqlite(conn, req)
+
+
+async def _claim_unlimited_on_sqlite(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
     saturated = _saturated(req)
     probe: dict[str, Any] = {"now": req.now, "limit": req.limit}
     if saturated:
@@ -399,7 +458,8 @@ WITH busy AS (
         ORDER BY deliveries.next_attempt_at LIMIT 1
     ) AS first_due
     FROM webhooks
-    WHERE webhooks.is_active = true AND webhooks.id <> ALL (:saturated)
+    WHERE webhooks.is_active = true AND webhooks.rate_limit IS NULL
+        AND webhooks.id <> ALL (:saturated)
 ), hooks AS (
     -- Never more than :limit from one webhook: a row locked here and not leased is one another
     -- worker's claim skips until this transaction ends.
@@ -429,7 +489,7 @@ WITH busy AS (
 )
 SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
     webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
-    events.type, events.created_at, events.data, events.previous_attributes
+    events.type, events.created_at, events.data, events.previous_attributes, webhooks.headers_enc
 FROM leased
 JOIN webhooks ON webhooks.id = leased.webhook_id
 JOIN events ON events.id = leased.event_id
@@ -472,6 +532,167 @@ def _claim_params(req: ClaimRequest) -> dict[str, Any]:
 def _saturated(req: ClaimRequest) -> list[str]:
     """Webhooks whose every slot is busy in this worker: not even probed."""
     return sorted(hook for hook, n in req.busy.items() if n >= req.per_endpoint)
+
+
+# -- rate-limited webhooks ----------------------------------------------------------------
+#
+# A webhook with ``rate_limit`` N gets at most N attempt starts in any one-second window
+# (sliding). Its claims are counted in its own row (``rate_starts``: [[start in epoch
+# microseconds, attempts], ...] of the last second): a claim reads the window, takes no more
+# than the room left, and writes its own entry, all while holding the webhook row (FOR NO KEY
+# UPDATE SKIP LOCKED on PostgreSQL: another worker skips that webhook until this claim commits,
+# and then reads the updated window; SQLite's single writer serializes claims anyway). So the
+# limit holds across any number of workers. A claim is an attempt start: the worker posts each
+# claim as soon as the claim commits. Attempts over the limit stay due; ``next_due_at`` wakes
+# the worker when the window has room again, so they wait and never fail for it.
+
+RATE_WINDOW_US = 1_000_000
+# A claim's attempts start after the claim commits, which can take tens of milliseconds on a
+# busy machine (an fsync on SQLite), and unevenly: measured starts then crowded more than the
+# limit into a window. So a claim schedules its attempts a little ahead (``not_before``, the
+# time it records) and the worker holds each until then; what is left is the worker's own
+# lateness past that moment, which the margin covers.
+RATE_START_DELAY_US = 50_000
+RATE_MARGIN_US = 25_000
+# A worker that reaches an attempt later than this past its slot gives it back (released, to
+# be claimed again in a later window): an attempt then never starts outside the margin.
+RATE_LATENESS = timedelta(microseconds=RATE_MARGIN_US - 2_000)
+
+
+def _rate_limited_with_due_work(*, lock: bool) -> Any:
+    due = (
+        select(dlv.c.id)
+        .where(dlv.c.webhook_id == webhooks.c.id, IS_PENDING, dlv.c.next_attempt_at <= _NOW)
+        .where(_lease_free())
+        .correlate(webhooks)
+        .exists()
+    )
+    query = (
+        select(webhooks.c.id, webhooks.c.rate_limit, webhooks.c.rate_starts)
+        .where(webhooks.c.rate_limit.is_not(None), webhooks.c.is_active == true(), due)
+        .order_by(webhooks.c.id)
+    )
+    if lock:
+        query = query.where(not_in_list(webhooks.c.id, "saturated")).with_for_update(
+            skip_locked=True, key_share=True
+        )
+    return query
+
+
+_RATE_LIMITED_TO_CLAIM = DirectStatement(_rate_limited_with_due_work(lock=True))
+_RATE_LIMITED_WAITING = DirectStatement(_rate_limited_with_due_work(lock=False))
+_ANY_RATE_LIMITED_DUE = DirectStatement(_rate_limited_with_due_work(lock=False).limit(1))
+_RATE_LIMITED_DUE_ROWS = DirectStatement(
+    select(dlv.c.id)
+    .where(
+        dlv.c.webhook_id == bindparam("hook"),
+        IS_PENDING,
+        dlv.c.next_attempt_at <= _NOW,
+        _lease_free(),
+    )
+    .order_by(dlv.c.next_attempt_at, dlv.c.id)
+    .limit(bindparam("limit"))
+    .with_for_update(skip_locked=True)
+)
+_SET_RATE_STARTS = DirectStatement(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("b_id"))
+    .values(rate_starts=bindparam("b_starts", type_=webhooks.c.rate_starts.type))
+)
+
+
+def _epoch_us(moment: datetime) -> int:
+    return int(moment.timestamp() * 1_000_000)
+
+
+def rate_window(starts: Any, start_us: int) -> list[list[int]]:
+    """The entries of ``starts`` still inside the one-second window (plus the margin) ending
+    at ``start_us``."""
+    if not isinstance(starts, list):
+        return []
+    horizon = start_us - RATE_WINDOW_US - RATE_MARGIN_US
+    return [[int(t), int(n)] for t, n in starts if int(t) > horizon]
+
+
+def rate_room(limit: int, window: Sequence[Sequence[int]]) -> int:
+    return limit - sum(n for _, n in window)
+
+
+def rate_reopens_at(limit: int, window: Sequence[Sequence[int]]) -> int | None:
+    """When (epoch µs) a claim would find room for one more start; None if it has room now."""
+    used = sum(n for _, n in window)
+    if used < limit:
+        return None
+    for start, count in sorted(window, key=lambda entry: entry[0]):
+        used -= count
+        if used < limit:
+            return start + RATE_WINDOW_US + RATE_MARGIN_US - RATE_START_DELAY_US
+    return None
+
+
+def _after(req: ClaimRequest, claims: Sequence[Claim]) -> ClaimRequest:
+    """``req`` for the rest of a round once ``claims`` were taken."""
+    if not claims:
+        return req
+    return replace(req, limit=req.limit - len(claims))
+
+
+async def claim_rate_limited(db: Database, req: ClaimRequest) -> list[Claim]:
+    """PostgreSQL outside a transaction: one look (autocommit) whether any rate-limited webhook
+    has due work, and only then the locking claim in a transaction of its own."""
+    if not await direct.fetch_all(db, _ANY_RATE_LIMITED_DUE, {"now": req.now}):
+        return []
+    async with db.begin() as conn:
+        return await _claim_rate_limited(conn, req)
+
+
+async def _claim_rate_limited(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
+    params = {"now": req.now, "saturated": _saturated(req)}
+    picked: list[str] = []
+    windows: list[dict[str, Any]] = []
+    locked = await direct.fetch_all(conn, _RATE_LIMITED_TO_CLAIM, params)
+    # The clock is read once the rows are held (the round's ``req.now`` may be well before, if
+    # the transaction waited for a lock).
+    start_us = _epoch_us(utcnow()) + RATE_START_DELAY_US
+    for hook in locked:
+        window = rate_window(hook.rate_starts, start_us)
+        room = min(
+            req.limit - len(picked),
+            req.per_endpoint - req.busy.get(hook.id, 0),
+            rate_room(hook.rate_limit, window),
+        )
+        if room <= 0:
+            continue
+        due = await direct.fetch_all(
+            conn, _RATE_LIMITED_DUE_ROWS, {"hook": hook.id, "now": req.now, "limit": room}
+        )
+        if due:
+            picked.extend(row.id for row in due)
+            windows.append({"b_id": hook.id, "b_starts": [*window, [start_us, len(due)]]})
+        if len(picked) >= req.limit:
+            break
+    if not picked:
+        return []
+    until = req.now + timedelta(seconds=req.lease_seconds)
+    await direct.execute(
+        conn, _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
+    )
+    await direct.execute_many(conn, _SET_RATE_STARTS, windows)
+    not_before = datetime.fromtimestamp(start_us / 1_000_000, tz=UTC)
+    return [replace(claim, not_before=not_before) for claim in await _load_claims(conn, picked)]
+
+
+async def _rate_limit_reopens(conn: AsyncConnection, now: datetime) -> datetime | None:
+    """The earliest moment a rate-limited webhook with due work has room again."""
+    now_us = _epoch_us(now)
+    reopens = [
+        rate_reopens_at(hook.rate_limit, rate_window(hook.rate_starts, now_us))
+        for hook in await direct.fetch_all(conn, _RATE_LIMITED_WAITING, {"now": now})
+    ]
+    soonest = min((at for at in reopens if at is not None), default=None)
+    if soonest is None:
+        return None
+    return datetime.fromtimestamp(soonest / 1_000_000, tz=UTC)
 
 
 async def dispatch_and_claim(
@@ -526,6 +747,7 @@ def _claim_of(row: Any) -> Claim:
         event_created_at=row.created_at,
         data=row.data,
         previous_attributes=row.previous_attributes,
+        headers_enc=row.headers_enc,
     )
 
 
@@ -533,10 +755,13 @@ _NEXT_DUE = select(func.min(dlv.c.next_attempt_at)).where(IS_PENDING, dlv.c.next
 
 
 async def next_due_at(db: Database, now: datetime) -> datetime | None:
-    """When the earliest scheduled (future) attempt falls due, to sleep exactly until then."""
+    """When the earliest scheduled (future) attempt falls due, or a rate-limited webhook's
+    window has room for its waiting attempts, to sleep exactly until then."""
     async with db.read() as conn:
         value = await conn.scalar(_NEXT_DUE, {"now": now})
-    return value if isinstance(value, datetime) else None
+        reopens = await _rate_limit_reopens(conn, now)
+    scheduled = value if isinstance(value, datetime) else None
+    return min((at for at in (scheduled, reopens) if at is not None), default=None)
 
 
 # -- outcomes ---------------------------------------------------------------------------------

@@ -27,9 +27,8 @@ from hookline.schemas.webhooks import WebhookOut
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 TEST_EVENT_TYPE = "webhook.test"
 CONFORMANCE_EVENT_TYPE = "webhook.conformance"
-ConformanceProbe = Literal[
-    "valid", "bad_signature", "stale_timestamp", "tampered_body", "duplicate_id"
-]
+# duplicate_id resends the valid probe's request: its body says "valid".
+ConformanceProbe = Literal["valid", "bad_signature", "stale_timestamp", "tampered_body"]
 
 
 class WebhookTestData(BaseModel):
@@ -106,6 +105,9 @@ _EXAMPLE_WEBHOOK: dict[str, Any] = {
     "is_active": False,
     "secret": "whsec_********",
     "disabled_reason": "The endpoint answered 410 Gone.",
+    "headers": {"X-Api-Key": "********"},
+    "filter": None,
+    "rate_limit": None,
     "created_at": "2026-01-01T10:00:00.000Z",
     "updated_at": "2026-01-01T10:00:00.000Z",
 }

@@ -6,6 +6,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
 
+from hookline.delivery.filters import FilterError, check_filter
+from hookline.domain import webhook_routing as routing
 from hookline.domain.webhooks import normalize_events
 from hookline.schemas.common import RequestModel, text_field
 
@@ -17,6 +19,48 @@ Events = Annotated[
     Field(description="Non-empty set of event types; duplicates are dropped."),
 ]
 WebhookName = Annotated[str, text_field("name", max_length=200)]
+Headers = Annotated[
+    dict[str, str],
+    AfterValidator(routing.normalize_headers),
+    Field(
+        description="Up to 20 custom headers sent with every delivery (RFC 9110 names, not "
+        "webhook-*, content-type, content-length, host, user-agent, connection or "
+        "transfer-encoding; values ..1024 chars, no CR/LF). Stored encrypted; shown masked."
+    ),
+]
+HeaderPatch = Annotated[
+    dict[str, str | None],
+    AfterValidator(routing.normalize_header_patch),
+    Field(description="Merged into the current headers; a null value removes that header."),
+]
+
+
+def _compiled_filter(expression: str) -> str:
+    try:
+        return check_filter(expression)
+    except FilterError as exc:
+        raise ValueError(str(exc)) from None
+
+
+Filter = Annotated[
+    str,
+    AfterValidator(_compiled_filter),
+    Field(
+        description="A CEL expression over `event` (the body as delivered), ..1024 chars; a "
+        "delivery is created only when it is true. Example: "
+        '`event.type == "call.completed" && event.data.call_status == "completed"`.'
+    ),
+]
+RateLimit = Annotated[
+    int,
+    Field(
+        strict=True,
+        ge=routing.MIN_RATE_LIMIT,
+        le=routing.MAX_RATE_LIMIT,
+        description="At most this many delivery attempts start in any one-second window "
+        "(1..10000); attempts over it wait, they never fail for it.",
+    ),
+]
 
 
 class WebhookCreate(RequestModel):
@@ -24,15 +68,22 @@ class WebhookCreate(RequestModel):
     events: Events
     name: WebhookName | None = None
     is_active: bool = True
+    headers: Headers | None = None
+    filter: Filter | None = None
+    rate_limit: RateLimit | None = None
 
 
 class WebhookUpdate(RequestModel):
-    """Partial update: absent fields are kept; ``name: null`` clears the name."""
+    """Partial update: absent fields are kept; ``name``, ``filter`` and ``rate_limit`` take
+    ``null`` to clear; ``headers`` merges."""
 
     url: Url | None = None
     events: Events | None = None
     name: WebhookName | None = None
     is_active: bool | None = None
+    headers: HeaderPatch | None = None
+    filter: Filter | None = None
+    rate_limit: RateLimit | None = None
 
 
 class WebhookOut(BaseModel):
@@ -43,6 +94,9 @@ class WebhookOut(BaseModel):
     is_active: bool
     secret: str = Field(description="Full only at creation; otherwise exactly whsec_********.")
     disabled_reason: str | None
+    headers: dict[str, str] = Field(description='Names of the custom headers; values "********".')
+    filter: str | None
+    rate_limit: int | None
     created_at: str
     updated_at: str
 

@@ -169,8 +169,10 @@ webhooks = Table(
     Column("disabled_reason", String(500), nullable=True),
     # Start of the current run of consecutive failures; NULL after any success.
     Column("failing_since", UTCDateTime(), nullable=True),
-    # Custom delivery headers: a JSON object encrypted like the secrets, or NULL for none.
+    # Custom delivery headers: a JSON object encrypted like the secrets, or NULL for none; their
+    # names in clear (shown, values masked, by every read without decrypting).
     Column("headers_enc", Text, nullable=True),
+    Column("header_names", Json, nullable=True),
     # A CEL expression over the delivered body; a delivery is created only when it is true.
     Column("filter", String(1024), nullable=True),
     # At most this many attempts start in any one-second window; NULL for no limit.

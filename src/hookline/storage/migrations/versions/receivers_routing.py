@@ -29,6 +29,7 @@ def upgrade() -> None:
         )
     with op.batch_alter_table("webhooks", schema=None) as batch_op:
         batch_op.add_column(sa.Column("headers_enc", sa.Text(), nullable=True))
+        batch_op.add_column(sa.Column("header_names", Json, nullable=True))
         batch_op.add_column(sa.Column("filter", sa.String(length=1024), nullable=True))
         batch_op.add_column(sa.Column("rate_limit", sa.Integer(), nullable=True))
         batch_op.add_column(sa.Column("rate_starts", Json, nullable=True))
@@ -43,7 +44,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     with op.batch_alter_table("webhooks", schema=None) as batch_op:
         batch_op.drop_index("ix_webhooks_rate_limited")
-        for column in ("rate_starts", "rate_limit", "filter", "headers_enc"):
+        for column in ("rate_starts", "rate_limit", "filter", "header_names", "headers_enc"):
             batch_op.drop_column(column)
     with op.batch_alter_table("calls", schema=None) as batch_op:
         batch_op.drop_index("ix_calls_account_id_assistant_id_id")
