@@ -17,6 +17,7 @@ from hookline.api import (
     event_types,
     events,
     health,
+    stream,
     webhooks,
 )
 from hookline.api.errors import install_error_handlers
@@ -62,6 +63,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
             await wakeup.close()
+            hub = getattr(app.state, "stream_hub", None)
+            if hub is not None:
+                await hub.close()
             await db.dispose()
 
     app = FastAPI(
@@ -80,7 +84,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     add_request_guards(app)  # inside RequestContext: body guard, idempotency keys
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
-    for module in (health, contacts, calls, webhooks, deliveries, events, event_types, conformance):
+    # stream before events: /v1/events/{event_id} would take /v1/events/stream.
+    for module in (
+        health,
+        contacts,
+        calls,
+        webhooks,
+        deliveries,
+        stream,
+        events,
+        event_types,
+        conformance,
+    ):
         app.include_router(module.router)
     event_types.add_webhooks_to_openapi(app)
     dashboard.install(app)

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import orjson
 from pydantic import ValidationError
 
+from hookline import listen
 from hookline.settings import Settings
 
 T = TypeVar("T")
@@ -221,6 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     revoke_key.add_argument("key_id")
     revoke_key.add_argument("--account", required=True)
     revoke_key.set_defaults(func=cmd_keys_revoke)
+    listen.add_parser(commands)
     return parser
 
 

@@ -45,6 +45,10 @@ class Settings(BaseSettings):
     delivery_lease_seconds: float = Field(default=60.0, gt=0)
     delivery_poll_seconds: float = Field(default=1.0, gt=0)
     db_pool_size: int = Field(default=10, ge=1)
+    # GET /v1/events/stream: how often a process looks for new events (one query for all its
+    # streams), and the longest silence before a comment line.
+    stream_poll_seconds: float = Field(default=0.25, gt=0)
+    stream_heartbeat_seconds: float = Field(default=15.0, gt=0, le=15.0)
 
     @field_validator("database_url")
     @classmethod

@@ -136,7 +136,35 @@ async def _dispatch(conn: AsyncConnection, now: datetime, batch_size: int) -> Di
     if rows:
         await direct.execute_many(conn, _INSERT_DELIVERY, rows)
     await direct.execute(conn, _MARK_DISPATCHED, {"ids": [row.id for row in pending]})
+    await _number_for_stream(conn, [row.id for row in pending])
     return DispatchResult(len(pending), len(rows))
+
+
+# The stream (GET /v1/events/stream) reads events in commit order, which event ids are not
+# (ids are made before the transaction commits, and concurrent transactions commit in any
+# order). The dispatcher numbers each batch as it marks it dispatched, and on PostgreSQL
+# holds a transaction lock while it does, so numbers are handed out one dispatch transaction
+# at a time: a number is never committed after a higher one (SQLite's single writer
+# serializes dispatches anyway). A reader that saw number N never later finds a new one below.
+_STREAM_LOCK = DirectStatement(
+    select(func.pg_advisory_xact_lock(literal_column("7264711845227365")).label("locked"))
+)
+_LAST_STREAM_SEQ = DirectStatement(
+    select(func.coalesce(func.max(events.c.stream_seq), 0).label("last"))
+)
+_SET_STREAM_SEQ = DirectStatement(
+    update(events)
+    .where(events.c.id == bindparam("b_id"))
+    .values(stream_seq=bindparam("b_seq", type_=events.c.stream_seq.type))
+)
+
+
+async def _number_for_stream(conn: AsyncConnection, event_ids: Sequence[str]) -> None:
+    if conn.dialect.name == "postgresql":
+        await direct.fetch_all(conn, _STREAM_LOCK, {})
+    last = (await direct.fetch_all(conn, _LAST_STREAM_SEQ, {}))[0].last
+    rows = [{"b_id": event_id, "b_seq": int(last) + i} for i, event_id in enumerate(event_ids, 1)]
+    await direct.execute_many(conn, _SET_STREAM_SEQ, rows)
 
 
 _UNDISPATCHED = DirectStatement(

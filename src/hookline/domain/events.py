@@ -64,6 +64,7 @@ def event_row(
         "created_at": utcnow(),
         "dispatched": False,
         "target_webhook_id": target_webhook_id,
+        "stream_seq": None,
     }
 
 

@@ -205,7 +205,12 @@ events = Table(
     Column("dispatched", Boolean, nullable=False),
     # webhook.test events go to one webhook only.
     Column("target_webhook_id", String(64), nullable=True),
+    # Commit order, for GET /v1/events/stream: numbered by the dispatcher as it fans events out,
+    # one dispatch at a time (manager._number_for_stream); NULL until then.
+    Column("stream_seq", BigInteger, nullable=True),
     Index(None, "account_id", "id"),
+    Index(None, "account_id", "stream_seq"),
+    Index(None, "stream_seq"),
     Index(
         "ix_events_undispatched",
         "id",

@@ -1,4 +1,4 @@
-"""Receivers: call analysis, webhook headers, filter and rate limit.
+"""Receivers: call analysis, webhook headers, filter and rate limit, the stream's order.
 
 Revision ID: 0003_receivers
 Revises: 0002
@@ -27,6 +27,10 @@ def upgrade() -> None:
         batch_op.create_index(
             "ix_calls_account_id_assistant_id_id", ["account_id", "assistant_id", "id"]
         )
+    with op.batch_alter_table("events", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("stream_seq", sa.BigInteger(), nullable=True))
+        batch_op.create_index("ix_events_account_id_stream_seq", ["account_id", "stream_seq"])
+        batch_op.create_index("ix_events_stream_seq", ["stream_seq"])
     with op.batch_alter_table("webhooks", schema=None) as batch_op:
         batch_op.add_column(sa.Column("headers_enc", sa.Text(), nullable=True))
         batch_op.add_column(sa.Column("header_names", Json, nullable=True))
@@ -46,6 +50,10 @@ def downgrade() -> None:
         batch_op.drop_index("ix_webhooks_rate_limited")
         for column in ("rate_starts", "rate_limit", "filter", "header_names", "headers_enc"):
             batch_op.drop_column(column)
+    with op.batch_alter_table("events", schema=None) as batch_op:
+        batch_op.drop_index("ix_events_stream_seq")
+        batch_op.drop_index("ix_events_account_id_stream_seq")
+        batch_op.drop_column("stream_seq")
     with op.batch_alter_table("calls", schema=None) as batch_op:
         batch_op.drop_index("ix_calls_account_id_assistant_id_id")
         batch_op.drop_column("assistant_id")
