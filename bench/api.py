@@ -34,7 +34,7 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _requests(account: Account) -> dict[str, wrk.Request]:
+def requests_for(account: Account) -> dict[str, wrk.Request]:
     headers = auth_headers(account.api_key)
     return {
         "POST /v1/contacts": wrk.Request("POST", "/v1/contacts", headers, CONTACT_BODY),
@@ -42,7 +42,37 @@ def _requests(account: Account) -> dict[str, wrk.Request]:
             "GET", "/v1/contacts", headers, paths=[f"/v1/contacts/{i}" for i in account.sample_ids]
         ),
         "GET /v1/contacts?limit=50": wrk.Request("GET", "/v1/contacts?limit=50", headers),
+        # Paths no earlier benchmark measured (issue 16): each request really changes something.
+        "PATCH /v1/contacts/{id}": wrk.Request(
+            "PATCH",
+            "/v1/contacts",
+            headers,
+            b'{"notes":"patched UNIQUE"}',
+            paths=[f"/v1/contacts/{i}" for i in account.sample_ids],
+            unique=True,
+        ),
+        "POST /v1/contacts idempotent": wrk.Request(
+            "POST",
+            "/v1/contacts",
+            {**headers, "Idempotency-Key": f"{wrk.UNIQUE}"},
+            CONTACT_BODY,
+            unique=True,
+        ),
+        "POST /v1/webhooks": wrk.Request(
+            "POST",
+            "/v1/webhooks",
+            headers,
+            b'{"url":"http://127.0.0.1:9/UNIQUE","events":["contact.created"]}',
+            unique=True,
+        ),
     }
+
+
+FIXED_TARGETS = ("ceiling POST echo", "ceiling GET json", "ceiling GET list", "peer POST naive")
+"""The servers without a hookline in them, measured in the same rounds."""
+
+# Measured once per backend, on the small account only.
+_SMALL_ONLY = ("POST", "PATCH")
 
 
 def start_servers(
@@ -59,6 +89,20 @@ def start_servers(
         Target("ceiling GET json", baseline, wrk.Request("GET", "/contact", {})),
         Target("ceiling GET list", baseline, wrk.Request("GET", "/list", {})),
     ]
+    peer = start_module(
+        "peer",
+        "bench.peer",
+        "--database",
+        str(log_dir / "peer.db"),
+        core=SERVER_CORE,
+        log_dir=log_dir,
+    )
+    procs.append(peer)
+    targets.append(
+        Target(
+            "peer POST naive", peer, wrk.Request("POST", "/contacts", echo_headers, CONTACT_BODY)
+        )
+    )
     for size_name, size in (("10k", plan.small), ("1M", plan.large)):
         for backend in ("sqlite", "postgres"):
             url = (
@@ -72,13 +116,15 @@ def start_servers(
                 f"  seeded {size:,} contacts on {backend} in {time.monotonic() - started:.0f}s",
                 flush=True,
             )
+            # Room for every POST /v1/webhooks the run makes (the default cap is 100).
+            env = hookline_env(url, HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT="100000000")
             proc = start_hookline(
-                f"api-{backend}-{size_name}", hookline_env(url), core=SERVER_CORE, log_dir=log_dir
+                f"api-{backend}-{size_name}", env, core=SERVER_CORE, log_dir=log_dir
             )
             procs.append(proc)
-            for label, request in _requests(account).items():
-                if size_name == "1M" and label.startswith("POST"):
-                    continue  # size changes reads; one POST figure per backend is enough
+            for label, request in requests_for(account).items():
+                if size_name == "1M" and label.startswith(_SMALL_ONLY):
+                    continue  # size changes reads; one write figure per backend is enough
                 targets.append(Target(f"{backend} {size_name} {label}", proc, request))
     return targets
 
@@ -118,7 +164,7 @@ CEILINGS = {
 
 
 def report(run: Run, plan: Plan, measured: dict[str, tuple[wrk.Result, float]]) -> None:
-    for key in ("ceiling POST echo", "ceiling GET json", "ceiling GET list"):
+    for key in FIXED_TARGETS[:3]:
         result, cpu_us = measured[key]
         run.add(
             Figure(
@@ -152,6 +198,8 @@ def report(run: Run, plan: Plan, measured: dict[str, tuple[wrk.Result, float]]) 
                     f"{cpu_us:.0f} µs CPU/req{errors}",
                 )
             )
+        _report_peer(run, plan, backend, measured)
+        _report_unmeasured_paths(run, plan, backend, measured)
         for label in ("GET /v1/contacts/{id}", "GET /v1/contacts?limit=50"):
             small, _ = measured[f"{backend} 10k {label}"]
             large, cpu_us = measured[f"{backend} 1M {label}"]
@@ -172,6 +220,64 @@ def report(run: Run, plan: Plan, measured: dict[str, tuple[wrk.Result, float]]) 
                     f"{cpu_us:.0f} µs CPU/req",
                 )
             )
+
+
+PEER_RATIO = 1.5
+"""POST /v1/contacts against the afternoon peer (bench/peer.py), same durability (issue 19)."""
+LIST_CPU_RATIO = 3.0
+"""A page of 50 contacts costs at most this many GETs by id in server CPU (issue 16)."""
+
+
+def _report_peer(
+    run: Run, plan: Plan, backend: str, measured: dict[str, tuple[wrk.Result, float]]
+) -> None:
+    ours, cpu_us = measured[f"{backend} 10k POST /v1/contacts"]
+    peer, peer_cpu_us = measured["peer POST naive"]
+    run.add(
+        Figure(
+            f"Against the peer ({plan.connections} connections)",
+            f"POST /v1/contacts on {backend}",
+            ours.rps,
+            "req/s",
+            ours.p50_ms,
+            ours.p99_ms,
+            "FastAPI + aiosqlite, synchronous=FULL",
+            peer.rps,
+            f"≥ {PEER_RATIO}x, p99 ≤ 60 ms",
+            bool(peer.rps) and ours.rps / peer.rps >= PEER_RATIO and ours.p99_ms <= 60.0,
+            f"{cpu_us:.0f} µs CPU/req; peer {peer_cpu_us:.0f} µs",
+        )
+    )
+
+
+def _report_unmeasured_paths(
+    run: Run, plan: Plan, backend: str, measured: dict[str, tuple[wrk.Result, float]]
+) -> None:
+    """CPU per request of the paths speed work had not looked at, next to a GET by id."""
+    _, get_cpu = measured[f"{backend} 10k GET /v1/contacts/{{id}}"]
+    for label in (
+        "PATCH /v1/contacts/{id}",
+        "POST /v1/contacts idempotent",
+        "POST /v1/webhooks",
+        "GET /v1/contacts?limit=50",
+    ):
+        result, cpu_us = measured[f"{backend} 10k {label}"]
+        is_list = label.startswith("GET")
+        run.add(
+            Figure(
+                f"CPU per request ({plan.small:,} contacts)",
+                f"{label} on {backend}",
+                cpu_us,
+                "µs CPU/req",
+                result.p50_ms,
+                result.p99_ms,
+                "GET by id",
+                get_cpu,
+                f"≤ {LIST_CPU_RATIO:.0f}x the GET's CPU" if is_list else "",
+                (cpu_us <= LIST_CPU_RATIO * get_cpu) if is_list else None,
+                f"{result.rps:.0f} req/s" + (f"; {result.errors} errors" if result.errors else ""),
+            )
+        )
 
 
 def _target(

@@ -11,6 +11,7 @@ import json
 import statistics
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,15 +34,24 @@ def _lua_string(value: str) -> str:
     return json.dumps(value)  # a JSON string literal is a valid Lua string literal here
 
 
+UNIQUE = "UNIQUE"
+"""In a header value or the body, replaced by a token unique to each request (``unique=True``)."""
+
+
 @dataclass(frozen=True)
 class Request:
-    """What every wrk connection sends: ``method path`` (or one of ``paths`` at random)."""
+    """What every wrk connection sends: ``method path`` (or one of ``paths`` at random).
+
+    With ``unique``, every ``UNIQUE`` in the header values and the body becomes a token of its own
+    per request: a fresh ``Idempotency-Key`` each time, or a PATCH that really changes something.
+    """
 
     method: str
     path: str
     headers: Mapping[str, str]
     body: bytes | None = None
     paths: Sequence[str] = ()
+    unique: bool = False
 
     def lua(self) -> str:
         lines = [f"wrk.method = {_lua_string(self.method)}"]
@@ -52,10 +62,31 @@ class Request:
         if self.paths:
             quoted = ",\n".join(_lua_string(p) for p in self.paths)
             lines.append(f"local paths = {{\n{quoted}\n}}")
+        if self.paths or self.unique:
             lines.append("request = function()")
-            lines.append("  return wrk.format(nil, paths[math.random(#paths)])")
+            path = "paths[math.random(#paths)]" if self.paths else "nil"
+            if self.unique:
+                lines.extend(_UNIQUE_REQUEST.format(path=path, run=uuid.uuid4().hex).splitlines())
+            else:
+                lines.append(f"  return wrk.format(nil, {path})")
             lines.append("end")
         return "\n".join(lines) + "\n" + _DONE
+
+
+# wrk runs one Lua state per thread: the run's own id plus the address of a table of that state
+# keep runs and threads apart.
+_UNIQUE_REQUEST = """  if counter == nil then
+    counter = 0
+    prefix = "{run}" .. string.gsub(tostring({{}}), "table: ", "")
+  end
+  counter = counter + 1
+  local tag = prefix .. "-" .. counter
+  local headers = {{}}
+  for name, value in pairs(wrk.headers) do
+    headers[name] = (string.gsub(value, "UNIQUE", tag))
+  end
+  local body = wrk.body and (string.gsub(wrk.body, "UNIQUE", tag))
+  return wrk.format(nil, {path}, headers, body)"""
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,9 @@ async def test_a_crash_is_a_json_500_without_a_trace(
     async def boom() -> None:
         raise RuntimeError("SELECT secret FROM somewhere")
 
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    # raise_app_exceptions: the crash is answered in full and never reaches the server, which
+    # would otherwise close the kept-alive connection (tests/api/test_middleware.py).
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=True)
     async with (
         app.router.lifespan_context(app),
         httpx.AsyncClient(transport=transport, base_url="http://t") as client,
@@ -69,7 +71,8 @@ async def test_a_crash_is_a_json_500_without_a_trace(
     body = response.json()
     assert body["error"]["code"] == "internal_error"
     assert "SELECT" not in response.text and "Traceback" not in response.text
-    assert any("RuntimeError" in r.getMessage() for r in caplog.records)
+    assert "connection" not in response.headers
+    assert [r.getMessage() for r in caplog.records] == ["unhandled RuntimeError on GET /boom"]
 
 
 async def test_openapi_documents_every_route_and_the_error_body(

@@ -77,6 +77,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
         default_response_class=JSONResponse,
         lifespan=lifespan,
+        # Starlette's redirect builds an absolute URL from the Host header; api.errors answers
+        # the same 307 with a relative Location instead.
+        redirect_slashes=False,
     )
     app.state.settings = settings
     app.state.background_tasks = set()

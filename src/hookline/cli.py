@@ -77,6 +77,9 @@ def server_options() -> dict[str, Any]:
         "timeout_graceful_shutdown": 10,
         # httptools with a bound on the request head (it has none of its own): limits/http.py.
         "http": BoundedHttpToolsProtocol,
+        # No WebSocket endpoints: an Upgrade request is answered by the app like any other (the
+        # WebSocket protocol would refuse it with a bare 403, outside the contract's body).
+        "ws": "none",
     }
 
 

@@ -27,6 +27,14 @@ class ApiError(Exception):
         super().__init__(self.message)
 
 
+class BadRequest(ApiError):
+    """Malformed HTTP, refused by the server's parser before the app sees it (limits/http.py)."""
+
+    status_code = 400
+    code = "bad_request"
+    default_message = "The request is not valid HTTP/1.1."
+
+
 class InvalidJSON(ApiError):
     status_code = 400
     code = "invalid_json"
@@ -103,8 +111,26 @@ class RateLimited(ApiError):
     default_message = "Too many requests; retry after the number of seconds in Retry-After."
 
 
+class HeadersTooLarge(ApiError):
+    status_code = 431
+    code = "headers_too_large"
+    default_message = "The request line and headers together are larger than 16 KiB."
+
+
 class InternalError(ApiError):
     pass
+
+
+class ServiceUnavailable(ApiError):
+    """The database cannot be reached (or stays locked) right now; the request did nothing."""
+
+    status_code = 503
+    code = "service_unavailable"
+    default_message = "The service's database is unavailable right now; retry after Retry-After."
+    retry_after_seconds = 2
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, headers={"Retry-After": str(self.retry_after_seconds)})
 
 
 def error_body(

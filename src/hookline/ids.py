@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import uuid6
 
 
@@ -39,3 +41,8 @@ def key_id() -> str:
 
 def attempt_id() -> str:
     return f"att_{uuid6.uuid7().hex}"
+
+
+def request_id() -> str:
+    # Random, not time-ordered: it is only ever looked up, never sorted.
+    return f"req_{uuid.uuid4().hex}"

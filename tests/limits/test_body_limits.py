@@ -141,10 +141,10 @@ def test_oversized_headers_are_refused_in_the_error_shape(
     with socket.create_connection(("127.0.0.1", process.port)) as sock:
         sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * MAX_HEAD_BYTES * 4)
         answer = read_response(sock)
-    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:200]
     body = orjson.loads(answer.split(b"\r\n\r\n", 1)[1])
     assert body["success"] is False
-    assert body["error"]["code"] == "bad_request"
+    assert body["error"]["code"] == "headers_too_large"
     # Headers of a normal size still work, and the count restarts with each request on a
     # kept-alive connection (ten 4 KB heads add up to more than the limit).
     with httpx.Client(base_url=process.base_url) as http:

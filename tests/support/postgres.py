@@ -227,6 +227,17 @@ class PostgresServer:
             raise RuntimeError(f"psql failed ({sql!r}): {result.stderr.strip()}")
         return result.stdout.strip()
 
+    def stop(self) -> None:
+        """Shut the server down (an outage; the data stays): :meth:`start` brings it back."""
+        _stop(self)
+
+    def start(self) -> None:
+        """Start a server that :meth:`stop` shut down, on the same port; returns once ready."""
+        result = _pg_ctl_start(self)
+        if result.returncode != 0:
+            raise RuntimeError(f"pg_ctl start failed:\n{result.stderr}\n{self.logs()}")
+        _wait_ready(self, time.monotonic() + START_TIMEOUT)
+
     def is_ready(self) -> bool:
         result = subprocess.run(
             [

@@ -26,3 +26,17 @@ async def eventually(
         if time.monotonic() > deadline:
             raise AssertionError(f"condition not met within {within}s; last: {result!r}")
         await asyncio.sleep(interval)
+
+
+def wait_until(
+    check: Callable[[], T], *, within: float = 10.0, interval: float = 0.02, message: str = ""
+) -> T:
+    """:func:`eventually` for blocking tests: call ``check`` until it returns something truthy."""
+    deadline = time.monotonic() + within
+    while True:
+        result = check()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{message or 'condition'} not met within {within}s")
+        time.sleep(interval)

@@ -8,6 +8,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.routing import Match
 
 from hookline.api.responses import JSONResponse
 from hookline.errors import (
@@ -16,10 +18,12 @@ from hookline.errors import (
     InvalidJSON,
     MethodNotAllowed,
     NotFound,
+    ServiceUnavailable,
     ValidationFailed,
     error_body,
 )
 from hookline.schemas.common import READ_ONLY_FIELDS
+from hookline.storage.outage import is_store_unavailable
 
 log = logging.getLogger("hookline.errors")
 
@@ -89,10 +93,43 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(request, validation_error_from(exc))
 
 
-async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+def _matches_a_route(request: Request, path: str) -> bool:
+    # A fresh scope: the router has already rewritten the request's (a Mount's root_path).
+    probe = {"type": "http", "method": request.method, "root_path": "", "path": path}
+    return any(route.matches(probe)[0] is not Match.NONE for route in request.app.routes)
+
+
+def _is_network_path(location: str) -> bool:
+    # Browsers read "//host", and "/" then a backslash then "host", as another site.
+    return not location.startswith("/") or location[1:2] in ("/", "\\")
+
+
+def slash_twin_location(request: Request) -> str | None:
+    """Where a path that matches no route would match with its trailing slash toggled, as a
+    relative reference (path and query only). Never built from the ``Host`` header, so a forged
+    Host cannot turn the redirect into one to another site."""
+    path = request.scope["path"]
+    twin = path.rstrip("/") if path.endswith("/") else path + "/"
+    if path == "/" or _is_network_path(twin) or _matches_a_route(request, path):
+        return None
+    if not _matches_a_route(request, twin):
+        return None
+    raw = (request.scope.get("raw_path") or path.encode()).split(b"?", 1)[0].decode("latin-1")
+    location = raw.rstrip("/") if path.endswith("/") else raw + "/"
+    if _is_network_path(location):
+        return None
+    query = request.scope.get("query_string", b"").decode("latin-1")
+    return f"{location}?{query}" if query else location
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, StarletteHTTPException)
     error: ApiError
     if exc.status_code == 404:
+        location = slash_twin_location(request)
+        if location is not None:
+            # 307 keeps the method and body, as Starlette's own slash redirect did.
+            return Response(status_code=307, headers={"Location": location})
         error = NotFound(f"No route matches {request.method} {request.url.path}.")
     elif exc.status_code == 405:
         error = MethodNotAllowed(f"{request.method} is not allowed on {request.url.path}.")
@@ -107,15 +144,38 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return error_response(request, error)
 
 
-async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+def error_for_unexpected(exc: Exception, method: str, path: str) -> ApiError:
+    """The contract's error for an exception nothing else handled, logged once.
+
+    A database that cannot be reached is a 503 ``service_unavailable`` with ``Retry-After``
+    (logged as a warning naming the exception types, never their text: SQLAlchemy's carries the
+    statement's parameters); anything else is a bug, a 500 logged with its traceback.
+    """
+    if is_store_unavailable(exc):
+        chain: list[str] = []
+        cause: BaseException | None = exc
+        while cause is not None and len(chain) < 4:
+            chain.append(type(cause).__name__)
+            cause = cause.__cause__
+        log.warning("database unavailable (%s) on %s %s", " <- ".join(chain), method, path)
+        return ServiceUnavailable()
     log.error(
         "unhandled %s on %s %s",
         type(exc).__name__,
-        request.method,
-        request.url.path,
+        method,
+        path,
         exc_info=(type(exc), exc, exc.__traceback__),
     )
-    return error_response(request, InternalError())
+    return InternalError()
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    # Only reached for an exception raised outside ``RequestContext`` (which answers the rest
+    # and keeps the connection): Starlette re-raises it after this answer and uvicorn then
+    # closes the connection, so say so rather than let the client's next request hit a reset.
+    error = error_for_unexpected(exc, request.method, request.url.path)
+    error.headers["Connection"] = "close"
+    return error_response(request, error)
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -1,8 +1,10 @@
 """Pure ASGI middleware (cheaper than BaseHTTPMiddleware on the hot path).
 
-``RequestContext``: request id (a sane client ``X-Request-Id`` is echoed), the body size limit
-enforced while the body streams in (a huge body is refused at the limit, never buffered), and one
-structured access-log line per request. It never logs a header value, query string or body.
+``RequestContext``: request id (a sane client ``X-Request-Id`` is echoed), the request head limit
+(431, ``limits.http``), the body size limit enforced while the body streams in (a huge body is
+refused at the limit, never buffered), the answer to any exception from below (so the connection
+stays usable after a 500 or 503), and one structured access-log line per request. It never logs a
+header value, query string or body.
 """
 
 from __future__ import annotations
@@ -10,13 +12,15 @@ from __future__ import annotations
 import logging
 import re
 import time
-import uuid
 from typing import Any
 
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hookline.errors import PayloadTooLarge, error_body
+from hookline.api.errors import error_for_unexpected
+from hookline.errors import ApiError, BadRequest, PayloadTooLarge, error_body
+from hookline.ids import request_id as new_request_id
+from hookline.limits.http import MAX_HEAD_BYTES, head_bytes, head_too_large
 
 access_log = logging.getLogger("hookline.access")
 _SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -34,6 +38,14 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+def _count(scope: Scope, name: bytes) -> int:
+    count = 0
+    for key, _ in scope["headers"]:  # a plain loop: 4x faster than sum() over a generator
+        if key == name:
+            count += 1
+    return count
+
+
 class RequestContext:
     def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
         self.app = app
@@ -46,34 +58,56 @@ class RequestContext:
         started = time.perf_counter()
         client_id = _header(scope, b"x-request-id")
         request_id = client_id if client_id and _SANE_REQUEST_ID.match(client_id) else None
-        request_id = request_id or f"req_{uuid.uuid4().hex}"
+        request_id = request_id or new_request_id()
         state: dict[str, Any] = scope.setdefault("state", {})
         state["request_id"] = request_id
         status_holder = [500]
-        response_started = [False]
+        progress = {"started": False, "complete": False}
         header_value = request_id.encode()
 
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
-                response_started[0] = True
+                progress["started"] = True
                 status_holder[0] = message["status"]
                 message["headers"] = [*message.get("headers", []), (b"x-request-id", header_value)]
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                progress["complete"] = True
             await send(message)
 
         try:
-            if self._declared_too_large(scope):
-                await self._refuse_too_large(send_with_id, request_id)
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                await self._send_error(send_with_id, refusal, request_id, close=True)
             else:
                 await self.app(scope, self._limited(receive), send_with_id)
         except _BodyTooLarge:
-            if not response_started[0]:
-                await self._refuse_too_large(send_with_id, request_id)
+            if not progress["started"]:
+                await self._send_error(send_with_id, self._body_too_large(), request_id, close=True)
+        except Exception as exc:
+            if progress["started"] and not progress["complete"]:
+                raise  # half a response: only closing the connection can tell the client
+            error = error_for_unexpected(exc, scope["method"], scope["path"])
+            if not progress["started"]:
+                # A complete answer, so the kept-alive connection stays usable for the next one.
+                await self._send_error(send_with_id, error, request_id, close=False)
         finally:
             self._log(scope, state, status_holder[0], started)
 
-    def _declared_too_large(self, scope: Scope) -> bool:
+    def _refusal(self, scope: Scope) -> ApiError | None:
+        """What to refuse before the app runs: a head over 16 KiB, an HTTP/1.1 request without
+        exactly one Host (RFC 9112 section 3.2; the only malformed head httptools lets through),
+        a body declared too large."""
+        if head_bytes(scope) > MAX_HEAD_BYTES:
+            return head_too_large()
+        if scope.get("http_version") == "1.1" and _count(scope, b"host") != 1:
+            return BadRequest("An HTTP/1.1 request must carry exactly one Host header.")
         length = _header(scope, b"content-length")
-        return length is not None and length.isdigit() and int(length) > self.max_body_bytes
+        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
+            return self._body_too_large()
+        return None
+
+    def _body_too_large(self) -> PayloadTooLarge:
+        return PayloadTooLarge(f"The request body is larger than {self.max_body_bytes} bytes.")
 
     def _limited(self, receive: Receive) -> Receive:
         received = 0
@@ -90,20 +124,17 @@ class RequestContext:
 
         return limited_receive
 
-    async def _refuse_too_large(self, send: Send, request_id: str) -> None:
-        error = PayloadTooLarge(f"The request body is larger than {self.max_body_bytes} bytes.")
-        body = orjson.dumps(error_body(error.code, error.message, request_id))
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
+    @staticmethod
+    async def _send_error(send: Send, error: ApiError, request_id: str, *, close: bool) -> None:
+        body = orjson.dumps(error_body(error.code, error.message, request_id, error.details))
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            *((name.lower().encode(), value.encode()) for name, value in error.headers.items()),
+        ]
+        if close:
+            headers.append((b"connection", b"close"))
+        await send({"type": "http.response.start", "status": error.status_code, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
     @staticmethod

@@ -46,6 +46,9 @@ from hookline.storage.direct import (
 )
 
 _BUSY_TIMEOUT_MS = 10_000
+# A PostgreSQL that does not answer (a dropped network, a hung server) fails a connection attempt
+# after this long, so a request gets its 503 (storage.outage) in seconds, not asyncpg's default 60.
+PG_CONNECT_TIMEOUT_SECONDS = 5.0
 SQLITE_PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     # FULL: an acknowledged write survives power loss too, not just a process crash.
@@ -267,6 +270,7 @@ class Database:
                 self.url,
                 pool_size=settings.db_pool_size,
                 max_overflow=settings.db_pool_size,
+                connect_args={"timeout": PG_CONNECT_TIMEOUT_SECONDS},
                 **JSON_CODEC,
             )
             self.reader = self.writer
@@ -324,6 +328,7 @@ class Database:
                     max_size=self._pool_size,
                     init=_decode_json_as_sqlalchemy_does,
                     reset=_keep_session_state,
+                    timeout=PG_CONNECT_TIMEOUT_SECONDS,
                 )
             return self._pg_pool
 
