@@ -629,8 +629,17 @@ _SET_RATE_STARTS = DirectStatement(
 )
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
 def _epoch_us(moment: datetime) -> int:
-    return int(moment.timestamp() * 1_000_000)
+    """Exact (integer arithmetic): a window entry and its claim's ``not_before`` must match."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+def _from_epoch_us(value: int) -> datetime:
+    return _EPOCH + value * _MICROSECOND
 
 
 def rate_window(starts: Any, start_us: int) -> list[list[int]]:
@@ -706,8 +715,35 @@ async def _claim_rate_limited(conn: AsyncConnection, req: ClaimRequest) -> list[
         conn, _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
     )
     await direct.execute_many(conn, _SET_RATE_STARTS, windows)
-    not_before = datetime.fromtimestamp(start_us / 1_000_000, tz=UTC)
+    not_before = _from_epoch_us(start_us)
     return [replace(claim, not_before=not_before) for claim in await _load_claims(conn, picked)]
+
+
+_RATE_STARTS_OF = DirectStatement(
+    select(webhooks.c.rate_starts)
+    .where(webhooks.c.id == bindparam("hook"))
+    .with_for_update(key_share=True)
+)
+
+
+async def give_back_late(db: Database, worker_id: str, claim: Claim) -> None:
+    """A rate-limited attempt the worker reached too late to start in its slot: release the
+    lease and give the slot back to the window (it never started), in one transaction, so a
+    stalled worker slows its webhook no more than the stall itself."""
+    assert claim.not_before is not None
+    start_us = _epoch_us(claim.not_before)
+    async with db.begin() as conn:
+        await direct.execute(conn, _RELEASE, {"ids": [claim.delivery_id], "b_worker": worker_id})
+        row = await direct.fetch_one(conn, _RATE_STARTS_OF, {"hook": claim.webhook_id})
+        if row is None or not isinstance(row.rate_starts, list):
+            return
+        window = [[int(t), int(n)] for t, n in row.rate_starts]
+        for entry in window:
+            if entry[0] == start_us and entry[1] > 0:
+                entry[1] -= 1
+                break
+        kept = [entry for entry in window if entry[1] > 0]
+        await direct.execute(conn, _SET_RATE_STARTS, {"b_id": claim.webhook_id, "b_starts": kept})
 
 
 async def _rate_limit_reopens(conn: AsyncConnection, now: datetime) -> datetime | None:
@@ -720,7 +756,7 @@ async def _rate_limit_reopens(conn: AsyncConnection, now: datetime) -> datetime 
     soonest = min((at for at in reopens if at is not None), default=None)
     if soonest is None:
         return None
-    return datetime.fromtimestamp(soonest / 1_000_000, tz=UTC)
+    return _from_epoch_us(soonest)
 
 
 async def dispatch_and_claim(

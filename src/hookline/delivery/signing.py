@@ -95,3 +95,11 @@ def event_payload(
     if event_type in EVENTS_WITH_PREVIOUS_ATTRIBUTES:
         payload["previous_attributes"] = dict(previous_attributes or {})
     return payload
+
+
+def headers_from_plain(plain: str) -> dict[str, str]:
+    """A webhook's custom headers from its decrypted ``headers_enc`` (a JSON object)."""
+    opened = orjson.loads(plain)
+    if not isinstance(opened, dict):
+        raise ValueError("stored headers are not an object")
+    return {str(name): str(value) for name, value in opened.items()}

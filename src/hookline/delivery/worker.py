@@ -44,9 +44,13 @@ from hookline.delivery.retry import (
     parse_retry_after,
 )
 from hookline.delivery.sender import AttemptResult, Sender
-from hookline.delivery.signing import build_headers, event_body, live_secrets
+from hookline.delivery.signing import (
+    build_headers,
+    event_body,
+    headers_from_plain,
+    live_secrets,
+)
 from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
-from hookline.domain.webhook_routing import headers_from_plain
 from hookline.settings import Settings
 from hookline.storage.db import Database
 from hookline.timeutil import utcnow
@@ -422,7 +426,7 @@ class Worker:
     async def _give_back(self, claim: Claim) -> None:
         self._held.discard(claim.delivery_id)
         try:
-            await manager.release_claims(self.db, self.id, [claim.delivery_id])
+            await manager.give_back_late(self.db, self.id, claim)
         except Exception:
             log.warning("could not give back a late claim; its lease will expire", exc_info=True)
         self._wake.set()

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 import orjson
 
 from hookline.crypto import SecretBox
+from hookline.delivery.signing import headers_from_plain
 
 MAX_HEADERS = 20
 MAX_HEADER_VALUE = 1024
@@ -99,11 +100,3 @@ def seal(box: SecretBox, headers: Mapping[str, str]) -> tuple[str | None, list[s
 
 def unseal(box: SecretBox, token: str | None) -> dict[str, str]:
     return headers_from_plain(box.decrypt(token)) if token is not None else {}
-
-
-def headers_from_plain(plain: str) -> dict[str, str]:
-    """The headers of a decrypted ``headers_enc``."""
-    opened = orjson.loads(plain)
-    if not isinstance(opened, dict):
-        raise ValueError("stored headers are not an object")
-    return {str(name): str(value) for name, value in opened.items()}
