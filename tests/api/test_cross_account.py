@@ -26,7 +26,7 @@ BODIES: dict[tuple[str, str], dict[str, Any] | None] = {
     ("PATCH", "/v1/webhooks/{webhook_id}"): {"is_active": False, "url": "http://127.0.0.1:9/x"},
 }
 NO_BODY = {"GET", "DELETE"}
-BODYLESS_POSTS = re.compile(r"/(rotate-secret|test|retry)$")
+BODYLESS_POSTS = re.compile(r"/(rotate-secret|test|retry|conformance)$")
 
 
 async def _owned_resources(
