@@ -26,6 +26,7 @@ from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery.wakeup import make_wakeup
 from hookline.delivery.worker import Worker
+from hookline.limits.idempotency import IdempotencyStore
 from hookline.limits.stack import add_request_guards, add_response_observers
 from hookline.settings import Settings
 from hookline.storage.db import Database
@@ -47,6 +48,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         db = Database(settings)
         app.state.db = db
         app.state.secret_box = SecretBox(resolve_secret_key(settings))
+        app.state.idempotency = IdempotencyStore(db, app.state.secret_box)
         await upgrade_to_head(db)
         wakeup = make_wakeup(settings, db)
         app.state.wakeup = wakeup
@@ -84,7 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.background_tasks = set()
     install_error_handlers(app)
-    add_request_guards(app)  # inside RequestContext: body guard, idempotency keys
+    add_request_guards(app)  # inside RequestContext: the body guard
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
     # stream before events: /v1/events/{event_id} would take /v1/events/stream.

@@ -5,15 +5,28 @@ from __future__ import annotations
 import asyncio
 import uuid
 from datetime import timedelta
+from pathlib import Path
+from typing import Any
 
 import httpx
-from sqlalchemy import func, insert, select
+import pytest
+from fastapi import APIRouter, FastAPI
+from fastapi.routing import APIRoute
+from sqlalchemy import func, insert, select, text
+from starlette.types import Message
 
+from hookline.api.deps import DB, ContactsWrite
+from hookline.api.responses import JSONResponse
+from hookline.api.routing import DirectRoute, _plan_for
+from hookline.app import create_app
+from hookline.crypto import SecretBox
+from hookline.domain.contacts import contact_creation
 from hookline.limits.idempotency import IdempotencyStore, request_hash
 from hookline.storage.db import Database
-from hookline.storage.models import idempotency_keys
+from hookline.storage.models import calls, idempotency_keys
 from hookline.timeutil import utcnow
-from tests.conftest import Account
+from tests.conftest import TEST_SECRET_KEY, Account, make_database_url, make_settings, new_account
+from tests.support.waiting import eventually
 
 CONTACT = {"first_name": "Ada", "phone_number": "+14155550100"}
 
@@ -138,7 +151,7 @@ async def test_prune_deletes_only_expired_rows(account: Account, db: Database) -
                     response_status=201, created_at=now - age,
                 )
             )  # fmt: skip
-    assert await IdempotencyStore(db).prune(now) >= 1
+    assert await IdempotencyStore(db, SecretBox(TEST_SECRET_KEY)).prune(now) >= 1
     async with db.read() as conn:
         left = await conn.scalars(
             select(idempotency_keys.c.key).where(idempotency_keys.c.account_id == account.id)
@@ -174,6 +187,43 @@ async def test_key_length_is_checked(client: httpx.AsyncClient, account: Account
     assert ok.status_code == 201
 
 
+async def test_a_key_with_control_characters_is_refused(app: FastAPI, account: Account) -> None:
+    # Straight to the app: HTTP clients refuse to send such headers, a raw socket would not.
+    for key in (b"nul\x00key", b"bell\x07", b"del\x7f"):
+        response = await _post_raw(app, account, key)
+        assert response["status"] == 422, key
+        assert b"Idempotency-Key" in response["body"]
+
+
+async def _post_raw(app: FastAPI, account: Account, key: bytes) -> dict[str, Any]:
+    body = b'{"first_name":"Ada","phone_number":"+14155550100"}'
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/v1/contacts", "raw_path": b"/v1/contacts",
+        "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
+        "server": ("hookline.test", 80),
+        "headers": [
+            (b"host", b"hookline.test"), (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"authorization", f"Bearer {account.key}".encode()), (b"idempotency-key", key),
+        ],
+    }  # fmt: skip
+    sent: list[Message] = []
+    requests: list[Message] = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def receive() -> Message:
+        return requests.pop(0) if requests else {"type": "http.disconnect"}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    return {
+        "status": sent[0]["status"],
+        "body": b"".join(m.get("body", b"") for m in sent[1:]),
+    }
+
+
 async def test_unauthenticated_requests_pass_through_to_their_401(
     client: httpx.AsyncClient,
 ) -> None:
@@ -193,3 +243,155 @@ async def test_openapi_documents_the_header_on_every_post(client: httpx.AsyncCli
         names = [p["name"] for p in post.get("parameters", [])]
         assert "Idempotency-Key" in names
         assert "409" in post["responses"]
+
+
+async def test_a_failure_before_the_commit_leaves_neither_the_contact_nor_the_key(
+    app: FastAPI, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The contact, its event, the reservation and the stored response are one transaction."""
+    store: IdempotencyStore = app.state.idempotency
+
+    def broken(_plaintext: str) -> str:
+        raise RuntimeError("the stored response cannot be written")
+
+    woken: list[bool] = []
+    monkeypatch.setattr(app.state.wakeup, "events_committed", lambda: woken.append(True))
+    headers = with_key(account, "fails-at-the-end")
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as client:
+        with monkeypatch.context() as patch:
+            patch.setattr(store.box, "encrypt", broken)
+            failed = await client.post("/v1/contacts", json=CONTACT, headers=headers)
+        assert failed.status_code == 500
+        assert woken == [], "the worker was woken for events that were rolled back"
+        assert (await client.get("/v1/contacts", headers=account.headers)).json() == []
+        assert (await client.get("/v1/events", headers=account.headers)).json() == []
+        retried = await client.post("/v1/contacts", json=CONTACT, headers=headers)
+        assert retried.status_code == 201
+        assert "idempotent-replayed" not in retried.headers
+        contacts = (await client.get("/v1/contacts", headers=account.headers)).json()
+        assert [c["id"] for c in contacts] == [retried.json()["id"]]
+
+
+async def test_the_worker_is_woken_once_the_request_committed(
+    app: FastAPI, client: httpx.AsyncClient, account: Account, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    woken: list[bool] = []
+    monkeypatch.setattr(app.state.wakeup, "events_committed", lambda: woken.append(True))
+    headers = with_key(account, "wakes")
+    assert (await client.post("/v1/contacts", json=CONTACT, headers=headers)).status_code == 201
+    assert woken == [True]
+    replayed = await client.post("/v1/contacts", json=CONTACT, headers=headers)
+    assert replayed.headers["idempotent-replayed"] == "true"
+    assert woken == [True]
+
+
+async def test_a_post_served_by_fastapis_own_handler_is_guarded_too(tmp_path: Path) -> None:
+    router = APIRouter(route_class=DirectRoute)
+
+    @router.post("/v1/probe", status_code=201)
+    async def probe(auth: ContactsWrite, db: DB, name: str = "Probe") -> JSONResponse:
+        contact, rows = contact_creation(auth.account_id, {**CONTACT, "first_name": name})
+        await db.commit_rows(rows)
+        return JSONResponse(contact, status_code=201)
+
+    [route] = router.routes
+    assert isinstance(route, APIRoute)
+    assert _plan_for(route.dependant) is None, "the query parameter should need FastAPI's handler"
+    app = create_app(make_settings(f"sqlite:///{tmp_path / 'probe.db'}"))
+    app.include_router(router)
+    async with app.router.lifespan_context(app):
+        owner = await new_account(app.state.db, "probe")
+        reader = await new_account(app.state.db, "reader", ["contacts:read"])
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as c:
+            first = await c.post("/v1/probe?name=Q", headers=with_key(owner, "probe"))
+            again = await c.post("/v1/probe?name=Q", headers=with_key(owner, "probe"))
+            listed = (await c.get("/v1/contacts", headers=owner.headers)).json()
+            refused = await c.post("/v1/probe?name=Q", headers=with_key(reader, "probe"))
+    assert first.status_code == again.status_code == 201
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.json() == first.json()
+    assert [contact["id"] for contact in listed] == [first.json()["id"]]
+    assert refused.status_code == 403
+
+
+CALL = {"call_type": "inbound", "customer_phone_number": "+14155550100"}
+COMPLETE = {"call_status": "completed"}
+
+
+async def _new_call(client: httpx.AsyncClient, account: Account) -> str:
+    response = await client.post("/v1/calls", json=CALL, headers=account.headers)
+    assert response.status_code == 201, response.text
+    call_id: str = response.json()["id"]
+    return call_id
+
+
+async def test_a_duplicate_of_a_request_in_flight_gets_409_at_once(
+    app: FastAPI, client: httpx.AsyncClient, account: Account, db: Database
+) -> None:
+    call_id = await _new_call(client, account)
+    url = f"/v1/calls/{call_id}/complete"
+    headers = with_key(account, "in-flight")
+    store: IdempotencyStore = app.state.idempotency
+
+    async def first_is_in_flight() -> bool:
+        return any(slot.account_id == account.id for slot in store.in_flight)
+
+    async with db.begin() as conn:
+        # Locks the call's row (PostgreSQL) or holds the single writer (SQLite): the request
+        # completing the call takes its key, then waits here.
+        await conn.execute(select(calls.c.id).where(calls.c.id == call_id).with_for_update())
+        first = asyncio.create_task(client.post(url, json=COMPLETE, headers=headers))
+        await eventually(first_is_in_flight, bool)
+        duplicate = await client.post(url, json=COMPLETE, headers=headers)
+        assert duplicate.status_code == 409, duplicate.text
+        assert duplicate.json()["error"]["code"] == "conflict"
+    completed = await first
+    assert completed.status_code == 200, completed.text
+    again = await client.post(url, json=COMPLETE, headers=headers)
+    assert again.headers["idempotent-replayed"] == "true"
+    assert again.json() == completed.json()
+
+
+async def test_a_duplicate_in_another_process_gets_409_at_once_on_postgres(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Two apps on one PostgreSQL database stand for two processes: the second has no in-flight
+    set to look at, the key's advisory lock tells it (waiting instead would deadlock here)."""
+    settings = make_settings(make_database_url("postgres", tmp_path, request))
+    holder, other = create_app(settings), create_app(settings)
+    async with holder.router.lifespan_context(holder), other.router.lifespan_context(other):
+        db: Database = holder.state.db
+        account = await new_account(db, "two-processes")
+        async with _client(holder) as first_client, _client(other) as other_client:
+            call_id = await _new_call(first_client, account)
+            url = f"/v1/calls/{call_id}/complete"
+            headers = with_key(account, "elsewhere")
+            async with db.begin() as conn:
+                await conn.execute(
+                    select(calls.c.id).where(calls.c.id == call_id).with_for_update()
+                )
+                first = asyncio.create_task(first_client.post(url, json=COMPLETE, headers=headers))
+                await eventually(lambda: _advisory_locks(db), bool)
+                duplicate = await asyncio.wait_for(
+                    other_client.post(url, json=COMPLETE, headers=headers), timeout=10
+                )
+                assert duplicate.status_code == 409, duplicate.text
+            completed = await first
+            assert completed.status_code == 200, completed.text
+            again = await other_client.post(url, json=COMPLETE, headers=headers)
+            assert again.headers["idempotent-replayed"] == "true"
+            assert again.json() == completed.json()
+
+
+def _client(app: FastAPI) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://hookline.test"
+    )
+
+
+async def _advisory_locks(db: Database) -> int:
+    async with db.read() as conn:
+        count = await conn.scalar(text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"))
+    return int(count or 0)

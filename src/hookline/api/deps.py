@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Coroutine
 from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
+from hookline.background import spawn
 from hookline.domain import keys
 from hookline.domain.keys import AuthContext
 from hookline.errors import Forbidden, Unauthenticated, UnsupportedMediaType
@@ -48,7 +48,8 @@ def _bearer_token(request: Request) -> str:
 
 
 async def authenticate(request: Request) -> AuthContext:
-    # The idempotency middleware authenticates first; reuse its result (and its rate-limit hit).
+    # Once per request, whichever dependency asks first (its rate-limit hit too); the
+    # Idempotency-Key guard reads the account from it.
     cached: AuthContext | None = getattr(request.state, "auth_context", None)
     if cached is not None:
         return cached
@@ -80,14 +81,6 @@ def _remember_use(request: Request, db: Database, context: AuthContext) -> None:
             await keys.touch_last_used(conn, context.key_id, now)
 
     spawn(request, touch())
-
-
-def spawn(request: Request, coro: Coroutine[Any, Any, None]) -> None:
-    """Run ``coro`` after the response, keeping a reference so it isn't garbage-collected."""
-    tasks: set[asyncio.Task[None]] = request.app.state.background_tasks
-    task = asyncio.get_running_loop().create_task(coro)
-    tasks.add(task)
-    task.add_done_callback(tasks.discard)
 
 
 def require(scope: str) -> Callable[[Request], Coroutine[Any, Any, AuthContext]]:
@@ -122,5 +115,9 @@ JsonContent = Annotated[None, Depends(require_json)]
 
 
 def events_committed(request: Request) -> None:
-    """Tell the delivery worker that new events are committed (wakes it without polling)."""
-    request.app.state.wakeup.events_committed()
+    """Tell the delivery worker that new events are committed (wakes it without polling).
+
+    Inside an idempotent request the handler's writes commit with its stored response, after
+    the handler returns: the wake-up waits for that commit."""
+    db: Database = request.app.state.db
+    db.after_commit(request.app.state.wakeup.events_committed)

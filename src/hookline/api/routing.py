@@ -16,6 +16,10 @@ take only the ``Request`` (authentication, the database, the JSON content-type c
    same handler renders them;
 3. the endpoint, which must return a ``Response``.
 
+Every POST endpoint is wrapped in the ``Idempotency-Key`` guard
+(``limits.idempotency.guard``), whichever handler runs it: the guard runs after the dependencies, so
+a replay is authorised like a fresh request, and inside the request's transaction.
+
 OpenAPI is unchanged: FastAPI builds the operation from the decorator and the signature as usual.
 An endpoint that needs anything else (query parameters, an injected ``Response``, a dependency with
 parameters of its own) silently gets FastAPI's own handler, so the route class is safe on any
@@ -37,14 +41,31 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 from starlette.responses import Response
 
+from hookline.limits import idempotency
+
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 _Dependency = Callable[[Request], Awaitable[Any]]
 
 
 class DirectRoute(APIRoute):
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        self.idempotent = idempotency.applies_to(kwargs.get("methods"))
+        if self.idempotent:
+            if not _returns_response(endpoint):
+                raise TypeError(
+                    f"{endpoint.__qualname__}: POST endpoints must return a Response "
+                    "(Idempotency-Key stores it)"
+                )
+            endpoint = idempotency.guard(endpoint)
+        super().__init__(path, endpoint, **kwargs)
+
     def get_route_handler(self) -> Handler:
         plan = _plan_for(self.dependant)
-        return plan.handler if plan is not None else super().get_route_handler()
+        handler = plan.handler if plan is not None else super().get_route_handler()
+        if self.idempotent:
+            guarded: Handler = idempotency.with_request(handler)
+            return guarded
+        return handler
 
 
 @dataclass(frozen=True, slots=True)

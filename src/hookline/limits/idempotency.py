@@ -4,48 +4,76 @@
     same key, other request  -> 422 ``idempotency_key_reused``
     first one still running  -> 409 ``conflict``
 
-The request is ``sha256(method, path, body)``. The key is reserved (INSERT into
-``idempotency_keys``, ``response_status`` NULL) in its own committed transaction before the handler
-runs, so concurrent duplicates collide on the primary key whatever process they reach. The
-response is stored before it is sent, so a client that retries at once gets the replay.
+The request is ``sha256(method, path, body)``. The guard wraps the endpoint itself
+(``api.routing.DirectRoute``, the API routers' route class, applies it to every POST), so it
+runs after the route's dependencies: a replay is authenticated, scope-checked and validated
+exactly like a fresh request, and gets the same 401/403/422 when those fail.
 
-Only successful (< 400) responses are kept. An error response means the handler's transaction
-rolled back and nothing happened, so the reservation is released and a retry runs afresh (as
-Stripe does); the same goes for crashes, 5xx and disconnects.
+The reservation, the handler's writes and the stored response are one transaction, the
+request's own (``Database.hold``): the handler's first ``db.begin()`` opens it with the
+reservation (an upsert into ``idempotency_keys``) as its first statement, every write of the
+handler joins it, and the response is stored in it before the COMMIT. A crash at any point
+leaves either all of it or none of it, never a key stuck "in progress".
+
+A duplicate sent while the first runs gets 409 at once: in the same process from the set of keys
+in flight; in another, on PostgreSQL, because the reservation also takes the key's advisory lock
+(``pg_try_advisory_xact_lock``), which the holder keeps until its COMMIT. (Two processes on one
+SQLite file: the duplicate waits for the single writer, then finds the stored response.) Whatever
+the process, duplicates collide on the primary key ``(account_id, key)``, and a replay is only
+ever of a committed row (on SQLite, read inside the writer, it answers once that batch is
+committed), so it never shows a response that a failed commit took back.
+
+Only successful (< 400) responses are kept: an error, an exception or a crash rolls the whole
+transaction back, reservation included, so a corrected retry with the same key runs afresh (as
+Stripe does). Stored bodies are encrypted with the secret key that protects webhook secrets
+(they can hold a webhook's signing secret). A committed row without a response can only come from
+an older hookline that reserved keys in a transaction of their own: it answers 409 while it is
+young (that process may still be running the request) and is taken over after
+``ABANDONED_AFTER``.
 """
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import hashlib
-import logging
+from collections.abc import Awaitable, Callable, Iterable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from fastapi import Request
-from sqlalchemy import and_, delete, insert, select, update
-from sqlalchemy.engine import Row
-from sqlalchemy.exc import IntegrityError
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from sqlalchemy import BigInteger, and_, bindparam, func, null, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
+from starlette.responses import Response
 
-from hookline.api.deps import authenticate, spawn
-from hookline.api.errors import error_response
-from hookline.errors import ApiError, Conflict, IdempotencyKeyReused, ValidationFailed
-from hookline.limits.body import ClientGone, read_body, replay_body
-from hookline.storage.db import Database
+from hookline.background import spawn
+from hookline.crypto import SecretBox
+from hookline.errors import Conflict, IdempotencyKeyReused, ValidationFailed
+from hookline.storage.db import Database, Preempted
+from hookline.storage.direct import DirectStatement, fetch_all, fetch_one
+from hookline.storage.direct import execute as execute_direct
 from hookline.storage.models import idempotency_keys as keys_table
 from hookline.timeutil import utcnow
 
-log = logging.getLogger("hookline.idempotency")
-
 TTL = timedelta(hours=24)
+# No request runs this long: a reservation row this old, still without a response, is abandoned.
+ABANDONED_AFTER = timedelta(minutes=1)
 MAX_KEY_LENGTH = 255
-HEADER = b"idempotency-key"
+HEADER = "idempotency-key"
 # Expired rows are also ignored on lookup; the sweep only bounds the table's size.
 PRUNE_EVERY = timedelta(minutes=10)
-# Headers of the first response that a replay repeats (the rest are per request or recomputed).
+# Headers of the first response that a replay does not repeat (recomputed or per request).
 _NOT_REPLAYED = frozenset({b"content-length", b"date", b"server", b"set-cookie", b"x-request-id"})
+# Every Fernet token starts so (version byte 0x80, then the timestamp's leading zero bytes); a
+# JSON body never does. Older hooklines stored bodies in clear (never a secret: see migration
+# 0003_idem), and their rows stay readable for their 24 h.
+_SEALED_PREFIX = "gAAAAA"
+
+Endpoint = Callable[..., Awaitable[Response]]
+
+_request: ContextVar[Request] = ContextVar("hookline_idempotent_request")
 
 
 def request_hash(method: str, path: str, body: bytes) -> str:
@@ -56,131 +84,226 @@ def request_hash(method: str, path: str, body: bytes) -> str:
     return digest.hexdigest()
 
 
+def applies_to(methods: Iterable[str] | None) -> bool:
+    return "POST" in (methods or ())
+
+
+def with_request(handler: Callable[[Request], Awaitable[Response]]) -> Any:
+    """The route handler, making its request visible to the ``guard``-ed endpoint it calls."""
+
+    @functools.wraps(handler)
+    async def handle(request: Request) -> Response:
+        token = _request.set(request)
+        try:
+            return await handler(request)
+        finally:
+            _request.reset(token)
+
+    return handle
+
+
+def guard(endpoint: Endpoint) -> Endpoint:
+    """``endpoint`` run at most once per ``Idempotency-Key`` (same signature, for FastAPI)."""
+
+    @functools.wraps(endpoint)
+    async def run_once(*args: Any, **kwargs: Any) -> Response:
+        return await answer_once(_request.get(), lambda: endpoint(*args, **kwargs))
+
+    return run_once
+
+
 @dataclass(frozen=True, slots=True)
 class Slot:
     account_id: str
     key: str
 
-    def where(self) -> Any:
-        return and_(keys_table.c.account_id == self.account_id, keys_table.c.key == self.key)
+    def params(self) -> dict[str, str]:
+        return {"b_account_id": self.account_id, "b_key": self.key}
+
+    def lock_id(self) -> int:
+        """The key's PostgreSQL advisory lock (64 bits of a hash: a collision costs a 409)."""
+        digest = hashlib.sha256(f"{self.account_id}\0{self.key}".encode()).digest()
+        return int.from_bytes(digest[:8], "big", signed=True)
 
 
-@dataclass(frozen=True, slots=True)
-class Reservation:
-    owned: bool
-    existing: Row[Any] | None
+_THIS_SLOT = and_(
+    keys_table.c.account_id == bindparam("b_account_id"), keys_table.c.key == bindparam("b_key")
+)
+_LOOKUP = DirectStatement(
+    select(
+        keys_table.c.request_hash,
+        keys_table.c.response_status,
+        keys_table.c.response_headers,
+        keys_table.c.response_body,
+        keys_table.c.created_at,
+    ).where(_THIS_SLOT)
+)
+_STORE = DirectStatement(
+    update(keys_table)
+    .where(_THIS_SLOT)
+    .values(
+        response_status=bindparam("b_status", type_=keys_table.c.response_status.type),
+        response_headers=bindparam("b_headers", type_=keys_table.c.response_headers.type),
+        response_body=bindparam("b_body", type_=keys_table.c.response_body.type),
+    )
+)
+_PRUNE = DirectStatement(
+    keys_table.delete().where(
+        keys_table.c.created_at < bindparam("b_before", type_=keys_table.c.created_at.type)
+    )
+)
+
+
+def _reserve_statement(insert: Any, *, try_lock: bool) -> DirectStatement:
+    """INSERT the reservation; over an expired or abandoned row, take it over; RETURNING a row
+    only when this request now holds the key.
+
+    ``try_lock`` (PostgreSQL): insert only if this transaction gets the key's advisory lock, which
+    every holder keeps until it ends. Without it, the upsert would wait for a holder in another
+    process instead of answering 409 at once.
+    """
+    held = keys_table.c
+    values = {
+        "account_id": bindparam("b_account_id", type_=held.account_id.type),
+        "key": bindparam("b_key", type_=held.key.type),
+        "request_hash": bindparam("b_request_hash", type_=held.request_hash.type),
+        "response_status": null(),
+        "response_headers": null(),
+        "response_body": null(),
+        "created_at": bindparam("b_created_at", type_=held.created_at.type),
+    }
+    if try_lock:
+        free = func.pg_try_advisory_xact_lock(bindparam("b_lock", type_=BigInteger()))
+        row = select(*(value.label(name) for name, value in values.items())).where(free)
+        statement = insert(keys_table).from_select(list(values), row)
+    else:
+        statement = insert(keys_table).values(values)
+    return DirectStatement(
+        statement.on_conflict_do_update(
+            index_elements=[held.account_id, held.key],
+            set_={
+                "request_hash": statement.excluded.request_hash,
+                "response_status": null(),
+                "response_headers": null(),
+                "response_body": null(),
+                "created_at": statement.excluded.created_at,
+            },
+            where=or_(
+                held.created_at < bindparam("b_expired_before", type_=held.created_at.type),
+                and_(
+                    held.response_status.is_(None),
+                    held.created_at < bindparam("b_abandoned_before", type_=held.created_at.type),
+                ),
+            ),
+        ).returning(held.created_at)
+    )
+
+
+_RESERVE = {
+    "sqlite": _reserve_statement(sqlite.insert, try_lock=False),
+    "postgresql": _reserve_statement(postgresql.insert, try_lock=True),
+}
+
+
+def _in_progress() -> Conflict:
+    return Conflict("A request with this Idempotency-Key is still in progress; retry.")
+
+
+class KeyTaken(Preempted):
+    """Another request holds this key, or held it and stored its response."""
+
+    def __init__(self, row: Any | None) -> None:
+        super().__init__("idempotency key taken")
+        self.row = row
 
 
 class IdempotencyStore:
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, box: SecretBox) -> None:
         self.db = db
+        self.box = box
+        self._next_prune = utcnow()
+        # Keys whose request this process is running: a duplicate gets its 409 without waiting
+        # for the held transaction (on SQLite, for the single writer).
+        self.in_flight: set[Slot] = set()
 
-    async def reserve(self, slot: Slot, hashed: str, now: datetime) -> Reservation:
-        """Owned when this request now holds the key; else the row holding it, if visible yet."""
-        try:
-            async with self.db.begin() as conn:
-                # An expired row no longer counts: clear it so the key can be reused.
-                await conn.execute(
-                    delete(keys_table).where(slot.where(), keys_table.c.created_at < now - TTL)
-                )
-                await conn.execute(
-                    insert(keys_table).values(
-                        account_id=slot.account_id,
-                        key=slot.key,
-                        request_hash=hashed,
-                        response_status=None,
-                        response_headers=None,
-                        response_body=None,
-                        created_at=now,
-                    )
-                )
-            return Reservation(owned=True, existing=None)
-        except IntegrityError:
-            # The holder may not be visible yet (its transaction still committing, e.g. in the
-            # same SQLite group commit) or may have been released since: both read as in flight.
-            async with self.db.read() as conn:
-                row = (await conn.execute(select(keys_table).where(slot.where()))).first()
-            return Reservation(owned=False, existing=row)
+    async def lookup(self, slot: Slot, now: datetime) -> Any | None:
+        """The committed row that decides this key's answer, or None if the key is free."""
+        row = await fetch_one(self.db, _LOOKUP, slot.params())
+        return None if row is None or _is_free(row, now) else row
 
-    async def complete(
-        self, slot: Slot, status: int, headers: list[list[str]], body: bytes
-    ) -> None:
-        async with self.db.begin() as conn:
-            await conn.execute(
-                update(keys_table)
-                .where(slot.where())
-                .values(
-                    response_status=status,
-                    response_headers=headers,
-                    response_body=body.decode("utf-8", "replace"),
-                )
-            )
+    async def reserve(self, conn: AsyncConnection, slot: Slot, hashed: str, now: datetime) -> None:
+        """The held transaction's first statement: take the key, or raise ``KeyTaken``."""
+        params = {
+            **slot.params(),
+            "b_lock": slot.lock_id(),
+            "b_request_hash": hashed,
+            "b_created_at": now,
+            "b_expired_before": now - TTL,
+            "b_abandoned_before": now - ABANDONED_AFTER,
+        }
+        if await fetch_all(conn, _RESERVE[conn.dialect.name], params):
+            return
+        # Committed since our look-up (the row), or held by another process (no row yet).
+        rows = await fetch_all(conn, _LOOKUP, slot.params())
+        raise KeyTaken(rows[0] if rows else None)
 
-    async def release(self, slot: Slot) -> None:
-        async with self.db.begin() as conn:
-            await conn.execute(
-                delete(keys_table).where(slot.where(), keys_table.c.response_status.is_(None))
-            )
+    async def store(self, conn: AsyncConnection, slot: Slot, response: Response) -> None:
+        sealed = self.box.encrypt(bytes(response.body).decode("utf-8", "replace"))
+        await execute_direct(
+            conn,
+            _STORE,
+            {
+                **slot.params(),
+                "b_status": response.status_code,
+                "b_headers": _replayable(response),
+                "b_body": sealed,
+            },
+        )
+
+    def replay(self, row: Any | None, hashed: str) -> Response:
+        """The answer for a key another request holds or held."""
+        if row is not None and row.request_hash != hashed:
+            raise IdempotencyKeyReused()
+        if row is None or row.response_status is None:
+            raise _in_progress()
+        stored: str = row.response_body or ""
+        body = self.box.decrypt(stored) if stored.startswith(_SEALED_PREFIX) else stored
+        response = Response(content=body.encode(), status_code=row.response_status)
+        response.raw_headers += [
+            (name.encode("latin-1"), value.encode("latin-1"))
+            for name, value in row.response_headers or []
+        ]
+        response.raw_headers.append((b"idempotent-replayed", b"true"))
+        return response
 
     async def prune(self, now: datetime) -> int:
         async with self.db.begin() as conn:
-            result = await conn.execute(
-                delete(keys_table).where(keys_table.c.created_at < now - TTL)
-            )
-        return int(result.rowcount or 0)
+            return await execute_direct(conn, _PRUNE, {"b_before": now - TTL})
 
-
-def _idempotency_key(scope: Scope) -> str | None:
-    for name, value in scope["headers"]:
-        if name == HEADER:
-            return str(value.decode("latin-1"))
-    return None
-
-
-class IdempotencyMiddleware:
-    """Pure ASGI; sits inside ``RequestContext`` and ``BodyGuard`` (the body is buffered)."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-        self._next_prune = utcnow()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        key = _idempotency_key(scope) if scope["type"] == "http" else None
-        if key is None or scope["method"] != "POST" or not scope["path"].startswith("/v1/"):
-            await self.app(scope, receive, send)
-            return
-        request = Request(scope, receive)
-        try:
-            # The same dependency the route uses: it caches its result (and its rate-limit
-            # charge) on the request, so the route doesn't authenticate twice.
-            context = await authenticate(request)
-            _check_key(key)
-            body = await read_body(receive)
-        except ApiError as exc:
-            await error_response(request, exc)(scope, receive, send)
-            return
-        except ClientGone:
-            return
-        store = IdempotencyStore(request.app.state.db)
-        slot = Slot(context.account_id, key)
-        hashed = request_hash(scope["method"], scope["path"], body)
-        now = utcnow()
-        self._maybe_prune(request, store, now)
-        reservation = await store.reserve(slot, hashed, now)
-        if not reservation.owned:
-            await _answer_existing(request, reservation.existing, hashed, send)
-            return
-        await _run_and_record(self.app, scope, replay_body(body, receive), send, store, slot)
-
-    def _maybe_prune(self, request: Request, store: IdempotencyStore, now: datetime) -> None:
+    def maybe_prune(self, request: Request, now: datetime) -> None:
         if now < self._next_prune:
             return
         self._next_prune = now + PRUNE_EVERY
 
         async def prune() -> None:
-            await store.prune(now)
+            await self.prune(now)
 
         spawn(request, prune())
+
+
+def _is_free(row: Any, now: datetime) -> bool:
+    """Expired, or a reservation abandoned by an older hookline (see the module doc)."""
+    if row.created_at < now - TTL:
+        return True
+    return row.response_status is None and row.created_at < now - ABANDONED_AFTER
+
+
+def _replayable(response: Response) -> list[list[str]]:
+    return [
+        [name.decode("latin-1"), value.decode("latin-1")]
+        for name, value in response.raw_headers
+        if name.lower() not in _NOT_REPLAYED
+    ]
 
 
 def _check_key(key: str) -> None:
@@ -188,75 +311,57 @@ def _check_key(key: str) -> None:
         raise ValidationFailed.for_field(
             "Idempotency-Key", f"Idempotency-Key must be 1..{MAX_KEY_LENGTH} characters"
         )
+    # PostgreSQL text cannot hold NUL; no control character belongs in a key.
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in key):
+        raise ValidationFailed.for_field(
+            "Idempotency-Key", "Idempotency-Key must not contain control characters"
+        )
 
 
-async def _answer_existing(request: Request, row: Row[Any] | None, hashed: str, send: Send) -> None:
-    scope, receive = request.scope, request.receive
-    if row is not None and row.request_hash != hashed:
-        await error_response(request, IdempotencyKeyReused())(scope, receive, send)
-        return
-    if row is None or row.response_status is None:
-        # In flight (or released an instant ago by a failed first attempt): try again shortly.
-        conflict = Conflict("A request with this Idempotency-Key is still in progress; retry.")
-        await error_response(request, conflict)(scope, receive, send)
-        return
-    body = (row.response_body or "").encode()
-    headers = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in row.response_headers or []]
-    headers += [
-        (b"content-length", str(len(body)).encode()),
-        (b"idempotent-replayed", b"true"),
-    ]
-    await send({"type": "http.response.start", "status": row.response_status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+async def answer_once(request: Request, call: Callable[[], Awaitable[Response]]) -> Response:
+    """``call()``'s response, or the stored one if this key already has it (module doc)."""
+    key = request.headers.get(HEADER)
+    auth = getattr(request.state, "auth_context", None)
+    if key is None or auth is None:
+        return await call()
+    _check_key(key)
+    store: IdempotencyStore = request.app.state.idempotency
+    slot = Slot(auth.account_id, key)
+    hashed = request_hash(request.method, request.scope["path"], await request.body())
+    now = utcnow()
+    store.maybe_prune(request, now)
+    # Committed rows first: a replay does not take the write lock or run any of the handler.
+    existing = await store.lookup(slot, now)
+    if existing is not None:
+        return store.replay(existing, hashed)
 
-
-async def _run_and_record(
-    app: ASGIApp, scope: Scope, receive: Receive, send: Send, store: IdempotencyStore, slot: Slot
-) -> None:
-    """Run the handler; store its response before sending it (or release the key on failure)."""
-    start: Message | None = None
-    chunks: list[bytes] = []
-    settled = False
-
-    async def capture(message: Message) -> None:
-        nonlocal start, settled
-        if message["type"] == "http.response.start":
-            start = message
-            return
-        if message["type"] != "http.response.body" or start is None:
-            await send(message)
-            return
-        chunks.append(message.get("body", b""))
-        if message.get("more_body", False):
-            return
-        body = b"".join(chunks)
-        status: int = start["status"]
-        if status < 400:
-            await store.complete(slot, status, _replayable(start), body)
-        else:
-            await store.release(slot)
-        settled = True
-        await send(start)
-        await send({"type": "http.response.body", "body": body})
-
+    if slot in store.in_flight:
+        raise _in_progress()
+    store.in_flight.add(slot)
     try:
-        await app(scope, receive, capture)
+        return await _run_held(store, slot, hashed, now, call)
+    except KeyTaken as taken:
+        return store.replay(taken.row, hashed)
     finally:
-        if not settled:
-            # Crash, cancellation or a failed store: free the key so a retry can proceed.
-            await asyncio.shield(_release_quietly(store, slot))
+        store.in_flight.discard(slot)
 
 
-def _replayable(start: Message) -> list[list[str]]:
-    return [
-        [name.decode("latin-1"), value.decode("latin-1")]
-        for name, value in start.get("headers", [])
-        if name.lower() not in _NOT_REPLAYED
-    ]
+async def _run_held(
+    store: IdempotencyStore,
+    slot: Slot,
+    hashed: str,
+    now: datetime,
+    call: Callable[[], Awaitable[Response]],
+) -> Response:
+    """``call()`` with its writes, the reservation and the stored response in one transaction."""
 
+    async def reserve(conn: AsyncConnection) -> None:
+        await store.reserve(conn, slot, hashed, now)
 
-async def _release_quietly(store: IdempotencyStore, slot: Slot) -> None:
-    try:
-        await store.release(slot)
-    except Exception:
-        log.exception("could not release an idempotency key after a failed request")
+    async with store.db.hold(reserve) as held:
+        response = await call()
+        if response.status_code >= 400:
+            await held.rollback()
+            return response
+        await store.store(await held.connection(), slot, response)
+        return response

@@ -6,8 +6,9 @@ Outermost first, the stack is::
     RateLimitMiddleware    RateLimit headers on every /v1 response; per-address budget
     RequestContext         request id, 64 KiB body limit, access log   (api.middleware)
     BodyGuard              buffers the body (so an oversized one stays a 413); JSON depth <= 32
-    IdempotencyMiddleware  Idempotency-Key on POST /v1/...
-    (FastAPI: routes; authenticate() charges the per-key budget)
+    (FastAPI: routes; authenticate() charges the per-key budget; Idempotency-Key on POST /v1/...
+    is a guard around each endpoint, inside its authorisation and its transaction:
+    limits.idempotency, applied by api.routing.DirectRoute)
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ from fastapi import FastAPI
 
 from hookline import metrics
 from hookline.limits.body import BodyGuard
-from hookline.limits.idempotency import MAX_KEY_LENGTH, IdempotencyMiddleware
+from hookline.limits.idempotency import MAX_KEY_LENGTH
 from hookline.limits.ratelimit import RateLimiter, RateLimitMiddleware
 from hookline.settings import Settings
 
 
 def add_request_guards(app: FastAPI) -> None:
     """Call before adding ``RequestContext``: these run inside it."""
-    app.add_middleware(IdempotencyMiddleware)
     app.add_middleware(BodyGuard)
     _document_idempotency(app)
 
@@ -45,7 +45,8 @@ _IDEMPOTENCY_PARAMETER = {
     "required": False,
     "description": (
         "Makes a retry safe: the same key with the same body within 24 h replays the first "
-        "response (with `Idempotent-Replayed: true`); with another body it is refused (422 "
+        "response (with `Idempotent-Replayed: true`), once the key is authorised for this "
+        "operation as a fresh request would be; with another body it is refused (422 "
         "idempotency_key_reused); while the first is still running, 409."
     ),
     "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH},

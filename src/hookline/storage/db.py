@@ -20,14 +20,35 @@ Two things keep the SQLite write path fast (see docs/benchmarks.md for the profi
   back alone; the SAVEPOINTs go straight to ``sqlite3``), and one COMMIT (one fsync) covers them
   all. ``begin()`` returns only after the COMMIT that contains its work, so an acknowledged write
   is as durable as before.
+
+A request with an ``Idempotency-Key`` needs its reservation, its handler's writes and its stored
+response in one transaction. ``Database.hold()`` gives it one (``HeldTransaction``) that every
+``begin()`` block of the request's task joins, and that its owner commits once the response is
+known (see ``limits.idempotency``). The SQLite database file is created mode 0600 (SQLite gives its
+``-wal`` and ``-shm`` files the database file's mode).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import (
+    AbstractAsyncContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
+from contextvars import ContextVar
 from typing import Any
 
 import asyncpg
@@ -255,6 +276,22 @@ def _sqlite_engine(url: str, *, pool_size: int, immediate: bool) -> AsyncEngine:
     return engine
 
 
+def _create_private_file(path: str) -> None:
+    """Create the SQLite database file mode 0600 if it does not exist yet.
+
+    SQLite would create it 0644 (less the umask), readable by every local user, and it gives the
+    ``-wal`` and ``-shm`` files it creates later the database file's own mode. An existing file
+    keeps the mode its operator chose.
+    """
+    if path in ("", ":memory:") or path.startswith("file:"):
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except (FileExistsError, FileNotFoundError):
+        # Exists already; or its directory doesn't, which SQLite reports when it connects.
+        return
+
+
 class Database:
     """The process's engines; created once at start-up and shared by every request."""
 
@@ -262,6 +299,7 @@ class Database:
         self.url = async_url(settings.database_url)
         self.is_sqlite = not settings.is_postgres
         if self.is_sqlite:
+            _create_private_file(make_url(self.url).database or "")
             self.writer = _sqlite_engine(self.url, pool_size=1, immediate=True)
             self.reader = _sqlite_engine(self.url, pool_size=4, immediate=False)
             self._group: _GroupCommit | None = _GroupCommit(self.writer)
@@ -339,22 +377,65 @@ class Database:
         Returns only once the work is committed. On SQLite the work may share its transaction
         with other callers' (group commit, see ``_GroupCommit``); it still commits or rolls back
         as one unit, and never sees another unit's uncommitted failure.
+
+        Inside ``hold()``, in the task that holds it, the block joins the held transaction
+        instead, and its work commits when the holder commits.
         """
-        if self._group is not None:
-            async with self._group.unit() as conn:
+        held = self._held()
+        if held is not None:
+            async with held.block() as conn:
                 yield conn
             return
-        async with self.writer.begin() as conn:
+        async with self._transaction() as conn:
             yield conn
+
+    def _transaction(self) -> AbstractAsyncContextManager[AsyncConnection]:
+        return self._group.unit() if self._group is not None else self.writer.begin()
+
+    def _held(self) -> HeldTransaction | None:
+        held = _HELD.get()
+        return held if held is not None and held.joined_by(self) else None
+
+    @asynccontextmanager
+    async def hold(self, opener: Opener) -> AsyncIterator[HeldTransaction]:
+        """One write transaction for everything this task writes until the block ends.
+
+        The first ``begin()`` block of this task (or ``HeldTransaction.connection()``) opens it
+        and runs ``opener`` as its first statements; each later ``begin()`` block joins it (in a
+        SAVEPOINT, so a failing one rolls back alone); it commits when this block ends, unless
+        rolled back first (``HeldTransaction.rollback()``, or an exception). ``after_commit``
+        callbacks wait for that commit. Tasks this one starts are not part of it (and on SQLite
+        their writes wait for it to end: never await one inside).
+        """
+        held = HeldTransaction(self, opener)
+        token = _HELD.set(held)
+        try:
+            yield held
+        except BaseException as exc:
+            await held.rollback(exc)
+            raise
+        finally:
+            _HELD.reset(token)
+        await held.commit()
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once this task's writes are committed: now, or when ``hold()``'s
+        transaction commits (never, if it rolls back)."""
+        held = self._held()
+        if held is None:
+            callback()
+        else:
+            held.defer(callback)
 
     async def commit_rows(self, joint: JointRows) -> None:
         """Insert ``joint``'s rows as one write transaction of their own; returns once committed.
 
         On PostgreSQL that transaction is a single statement on the asyncpg pool: atomic on its
         own, so it needs neither BEGIN nor COMMIT, and one round trip instead of four (see
-        ``storage.direct``). On SQLite it is a ``begin()`` unit like any other.
+        ``storage.direct``). On SQLite it is a ``begin()`` unit like any other, and so it is
+        inside ``hold()``, where the rows join the held transaction.
         """
-        if self.is_sqlite:
+        if self.is_sqlite or self._held() is not None:
             async with self.begin() as conn:
                 await insert_joint(conn, joint)
             return
@@ -384,6 +465,93 @@ class Database:
         await self.writer.dispose()
         if self.reader is not self.writer:
             await self.reader.dispose()
+
+
+Opener = Callable[[AsyncConnection], Awaitable[None]]
+_HELD: ContextVar[HeldTransaction | None] = ContextVar("hookline_held_transaction", default=None)
+
+
+class Preempted(Exception):
+    """Raised by a ``hold()`` opener that finds the work already done or taken by another.
+
+    The opener wrote nothing, so its transaction ends as a successful one does: on SQLite, once
+    the batch whose rows it read is durable. Then the exception reaches the ``begin()`` caller.
+    """
+
+
+class _RolledBack(Exception):
+    """Thrown into a transaction's context manager to make it roll back."""
+
+
+class HeldTransaction:
+    """The transaction of ``Database.hold()``: opened lazily, committed by its holder."""
+
+    def __init__(self, db: Database, opener: Opener) -> None:
+        self._db = db
+        self._opener = opener
+        self._task = asyncio.current_task()
+        self._stack: AsyncExitStack | None = None
+        self._conn: AsyncConnection | None = None
+        self._after_commit: list[Callable[[], None]] = []
+
+    def joined_by(self, db: Database) -> bool:
+        # Tasks started inside hold() inherit the context variable; only its own task joins.
+        return db is self._db and asyncio.current_task() is self._task
+
+    async def connection(self) -> AsyncConnection:
+        """The open transaction; opens it (running the opener first) if none is open."""
+        if self._conn is not None:
+            return self._conn
+        stack = AsyncExitStack()
+        conn = await stack.enter_async_context(self._db._transaction())
+        try:
+            await self._opener(conn)
+        except Preempted:
+            await stack.aclose()
+            raise
+        except BaseException as exc:
+            await _throw_into(stack, exc)
+            raise
+        self._stack, self._conn = stack, conn
+        return conn
+
+    @asynccontextmanager
+    async def block(self) -> AsyncIterator[AsyncConnection]:
+        """A ``begin()`` block inside the held transaction."""
+        if self._conn is not None:
+            async with self._conn.begin_nested():
+                yield self._conn
+            return
+        conn = await self.connection()
+        try:
+            yield conn
+        except BaseException as exc:
+            # The block that opened the transaction failed: nothing else is in it yet.
+            await self.rollback(exc)
+            raise
+
+    def defer(self, callback: Callable[[], None]) -> None:
+        self._after_commit.append(callback)
+
+    async def rollback(self, exc: BaseException | None = None) -> None:
+        """Roll back whatever is open; a later ``begin()`` opens a new transaction."""
+        stack, self._stack, self._conn = self._stack, None, None
+        self._after_commit.clear()
+        if stack is not None:
+            await _throw_into(stack, exc or _RolledBack())
+
+    async def commit(self) -> None:
+        stack, self._stack, self._conn = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+        callbacks, self._after_commit = self._after_commit, []
+        for callback in callbacks:
+            callback()
+
+
+async def _throw_into(stack: AsyncExitStack, exc: BaseException) -> None:
+    """Exit ``stack`` as if ``exc`` had been raised inside it: its transaction rolls back."""
+    await stack.__aexit__(type(exc), exc, exc.__traceback__)
 
 
 async def _decode_json_as_sqlalchemy_does(conn: asyncpg.Connection) -> None:
