@@ -1,7 +1,7 @@
 """Receivers: call analysis, webhook headers, filter and rate limit, the stream's order.
 
-Revision ID: 0003_receivers
-Revises: 0002
+Revision ID: 0004_receivers
+Revises: 0003_idem
 Create Date: 2026-11-23 11:00:00
 """
 
@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision = "0003_receivers"
-down_revision = "0002"
+revision = "0004_receivers"
+down_revision = "0003_idem"
 branch_labels = None
 depends_on = None
 
