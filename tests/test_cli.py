@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -87,3 +88,49 @@ def test_cli_refuses_bad_arguments(tmp_path: Path, argv: list[str]) -> None:
     result = run_cli(*argv, env=_env(tmp_path))
     assert result.returncode == 2
     assert "unknown scope" in result.stderr
+
+
+def test_users_add_prints_a_one_time_link_that_opens_the_dashboard(tmp_path: Path) -> None:
+    env = {**_env(tmp_path), "HOOKLINE_PUBLIC_URL": "http://hooks.example.test/"}
+    assert run_cli("migrate", env=env).returncode == 0
+    account = json.loads(run_cli("accounts", "create", "acme", env=env).stdout)
+    email = "Grace@Example.com"
+    added = run_cli("users", "add", "--account", account["account_id"], "--email", email, env=env)
+    assert added.returncode == 0, added.stderr
+    link = added.stdout.strip()
+    assert link.startswith("http://hooks.example.test/dashboard/join/"), link
+    assert "\n" not in link and "24 hours" in added.stderr and "grace@example.com" in added.stderr
+    path = link.removeprefix("http://hooks.example.test")
+    password = "seventeen purple lighthouses"
+    with running_server(env) as server, httpx.Client(base_url=server.base_url) as http:
+        page = http.get(path)
+        assert page.status_code == 200 and "grace@example.com" in page.text
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+        assert token
+        form = {"password": password, "password_confirm": password, "csrf_token": token.group(1)}
+        joined = http.post(path, data=form)
+        assert joined.status_code == 303
+        # The account made by the CLI is the one the dashboard shows: its key is listed.
+        keys_page = http.get("/dashboard/keys")
+        assert keys_page.status_code == 200 and account["api_key"][:14] in keys_page.text
+        assert http.post(path, data=form).status_code == 404  # used once
+    again = run_cli("users", "add", "--account", account["account_id"], "--email", email, env=env)
+    assert again.returncode == 1 and "already has a dashboard login" in again.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "message"),
+    [
+        (["--account", "acc_missing", "--email", "a@example.com"], 1, "no account acc_missing"),
+        (["--account", "acc_missing", "--email", "not an email"], 2, "--email"),
+    ],
+)
+def test_users_add_refuses_in_one_line(
+    tmp_path: Path, argv: list[str], code: int, message: str
+) -> None:
+    env = _env(tmp_path)
+    assert run_cli("migrate", env=env).returncode == 0
+    result = run_cli("users", "add", *argv, env=env)
+    assert result.returncode == code
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""

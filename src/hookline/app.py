@@ -22,6 +22,7 @@ from hookline.api import (
 )
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
+from hookline.api.openapi import document_input_rules
 from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery.wakeup import make_wakeup
@@ -87,6 +88,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.background_tasks = set()
     install_error_handlers(app)
     add_request_guards(app)  # inside RequestContext: the body guard
+    document_input_rules(app)
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
     # stream before events: /v1/events/{event_id} would take /v1/events/stream.

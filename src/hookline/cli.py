@@ -1,4 +1,4 @@
-"""``hookline``: serve, worker, migrate, accounts and keys."""
+"""``hookline``: serve, worker, migrate, accounts, keys and users."""
 
 from __future__ import annotations
 
@@ -189,6 +189,40 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_users_add(args: argparse.Namespace) -> int:
+    """Prints a one-time link (24 h) where the person chooses a password and joins the account."""
+    from hookline.dashboard import links, people, users
+
+    try:
+        email = users.canonical_email(args.email)
+    except ValueError as exc:
+        print(f"hookline: --email: {exc}", file=sys.stderr)
+        return 2
+    settings = load_settings()
+
+    async def add(db: Any) -> str | None:
+        async with db.begin() as conn:
+            if await users.find_user(conn, email) is not None:
+                print(f"hookline: {email} already has a dashboard login", file=sys.stderr)
+                return None
+            try:
+                link, _mail = await people.invite(conn, settings, args.account, email)
+            except people.NoSuchAccount:
+                print(f"hookline: no account {args.account}", file=sys.stderr)
+                return None
+        return link
+
+    link = _with_db(settings, add)
+    if link is None:
+        return 1
+    hours = int(links.LIFETIMES[links.INVITE].total_seconds() // 3600)
+    print(
+        f"hookline: send this link to {email}; it works once, for {hours} hours:", file=sys.stderr
+    )
+    print(link)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hookline", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -226,6 +260,19 @@ def build_parser() -> argparse.ArgumentParser:
     revoke_key.add_argument("--account", required=True)
     revoke_key.set_defaults(func=cmd_keys_revoke)
     listen.add_parser(commands)
+
+    user_commands = commands.add_parser(
+        "users", help="manage the people who use an account's dashboard"
+    ).add_subparsers(dest="action", required=True)
+    add_user = user_commands.add_parser(
+        "add",
+        help="print a one-time link (valid 24 h) where someone sets a password for the dashboard",
+        description="Print a one-time link (valid 24 hours) where this person chooses a password "
+        "and joins the account's dashboard. Links start with HOOKLINE_PUBLIC_URL.",
+    )
+    add_user.add_argument("--account", required=True, help="the account id (acc_...)")
+    add_user.add_argument("--email", required=True, help="the person's e-mail address")
+    add_user.set_defaults(func=cmd_users_add)
     return parser
 
 

@@ -46,3 +46,21 @@ def attempt_id() -> str:
 def request_id() -> str:
     # Random, not time-ordered: it is only ever looked up, never sorted.
     return f"req_{uuid.uuid4().hex}"
+
+
+_UUID = "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_HEX = "[0-9a-f]{32}"
+#: What each path parameter's id looks like; anything else cannot name a resource (a 404).
+ID_PATTERNS = {
+    "contact_id": f"^{_UUID}$",
+    "webhook_id": f"^wh-{_UUID}$",
+    "call_id": f"^call-{_UUID}$",
+    "event_id": f"^evt_{_HEX}$",
+    "delivery_id": f"^dlv_{_HEX}$",
+}
+#: Ids of resources not listed above: at least they are ASCII words.
+ANY_ID_PATTERN = "^[A-Za-z0-9_-]{1,100}$"
+
+
+def pattern_of(parameter: str) -> str:
+    return ID_PATTERNS.get(parameter, ANY_ID_PATTERN)

@@ -6,20 +6,74 @@ A bad value stops start-up with a message naming the variable (see ``cli.load_se
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from email.utils import parseaddr
 from functools import cached_property
 from pathlib import Path
 from typing import Literal
+from urllib.parse import unquote, urlsplit
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_RETRY_SCHEDULE = "5,300,1800,7200,18000,36000,36000"
 _RATE_RE = re.compile(r"^\s*(\d+)\s*/\s*(second|minute|hour|day)s?\s*$")
 _RATE_UNIT_SECONDS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400}
+# scheme -> (TLS from the first byte, STARTTLS, default port)
+_SMTP_SCHEMES = {
+    "smtp": (False, False, 25),
+    "smtp+starttls": (False, True, 587),
+    "smtps": (True, False, 465),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SmtpServer:
+    host: str
+    port: int
+    implicit_tls: bool
+    starttls: bool
+    username: str | None
+    password: str | None
+
+    @property
+    def encrypted(self) -> bool:
+        return self.implicit_tls or self.starttls
+
+
+def parse_smtp_url(url: str) -> SmtpServer:
+    """``smtp://host:port``, ``smtp+starttls://user:pass@host:port`` or ``smtps://...``."""
+    parts = urlsplit(url)
+    if parts.scheme not in _SMTP_SCHEMES:
+        raise ValueError("must start with smtp://, smtp+starttls:// or smtps://")
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise ValueError("must be scheme://[user:password@]host[:port] with nothing after")
+    try:
+        port = parts.port
+    except ValueError:
+        raise ValueError("has an invalid port") from None
+    if not parts.hostname:
+        raise ValueError("names no host")
+    implicit_tls, starttls, default_port = _SMTP_SCHEMES[parts.scheme]
+    server = SmtpServer(
+        host=parts.hostname,
+        port=port or default_port,
+        implicit_tls=implicit_tls,
+        starttls=starttls,
+        username=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password is not None else None,
+    )
+    if server.username is not None and not server.encrypted:
+        # Credentials over a plain connection would cross the network readable by anyone on it.
+        raise ValueError("sends a password only over smtp+starttls:// or smtps://")
+    return server
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="HOOKLINE_", extra="ignore", frozen=True)
+    # hide_input_in_errors: a refused HOOKLINE_SMTP_URL may hold a password.
+    model_config = SettingsConfigDict(
+        env_prefix="HOOKLINE_", extra="ignore", frozen=True, hide_input_in_errors=True
+    )
 
     database_url: str = "sqlite:///./hookline.db"
     allow_private_targets: bool = False
@@ -49,6 +103,15 @@ class Settings(BaseSettings):
     # streams), and the longest silence before a comment line.
     stream_poll_seconds: float = Field(default=0.25, gt=0)
     stream_heartbeat_seconds: float = Field(default=15.0, gt=0, le=15.0)
+    # Mail (invitations, password resets, alerts): without both, mails go to the log (mail.py).
+    # A secret: it may carry the SMTP password (SecretStr keeps it out of reprs and logs).
+    smtp_url: SecretStr | None = None
+    mail_from: str | None = None
+    # A PEM file of CAs to trust for the SMTP server's certificate instead of the system's.
+    smtp_ca_file: Path | None = None
+    # Where people reach the dashboard: the base of the links in mails and `hookline users add`
+    # (never taken from a request's Host header, which a client chooses).
+    public_url: str = "http://127.0.0.1:8000"
 
     @field_validator("database_url")
     @classmethod
@@ -75,6 +138,38 @@ class Settings(BaseSettings):
             raise ValueError("must look like 100/second, 6000/minute, ...")
         return value
 
+    @field_validator("smtp_url")
+    @classmethod
+    def _smtp_url_is_parsable(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            parse_smtp_url(value.get_secret_value())  # raises ValueError with the reason
+        return value
+
+    @field_validator("mail_from")
+    @classmethod
+    def _mail_from_is_an_address(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        _name, address = parseaddr(value)
+        if "@" not in address or any(ch in value for ch in "\r\n\0"):
+            raise ValueError('must be an e-mail address, e.g. "hookline <alerts@example.com>"')
+        return value
+
+    @field_validator("smtp_ca_file")
+    @classmethod
+    def _ca_file_exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"no such file: {value}")
+        return value
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url_is_http(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+            raise ValueError("must be an http(s) URL such as https://hooks.example.com")
+        return value.rstrip("/")
+
     @model_validator(mode="after")
     def _postgres_needs_secret_key(self) -> Settings:
         if self.is_postgres and not self.secret_key:
@@ -83,6 +178,14 @@ class Settings(BaseSettings):
                 "(several processes must share it to read webhook secrets)"
             )
         return self
+
+    @property
+    def mail_configured(self) -> bool:
+        return self.smtp_url is not None and self.mail_from is not None
+
+    @cached_property
+    def smtp_server(self) -> SmtpServer | None:
+        return None if self.smtp_url is None else parse_smtp_url(self.smtp_url.get_secret_value())
 
     @property
     def is_postgres(self) -> bool:

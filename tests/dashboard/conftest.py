@@ -1,8 +1,8 @@
 """Dashboard fixtures: a cookie-keeping HTTP client per test on the shared in-process app.
 
 The app (and its database, SQLite or PostgreSQL) comes from ``tests/conftest.py``; each test gets
-its own client (so its own cookies) and a fresh log-in throttle (the app's lives for the session,
-and every in-process client has the same address).
+its own client (so its own cookies, and its own client address: the throttles count per address,
+in the database the whole session shares) and the default throttle policy.
 """
 
 from __future__ import annotations
@@ -17,15 +17,22 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from hookline.dashboard.throttle import LoginThrottle
+from hookline.dashboard.throttle import Throttle
 
 PASSWORD = "correct horse battery staple"
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 _counter = itertools.count()
+_addresses = itertools.count(1)
 
 
 def unique_email(label: str = "user") -> str:
     return f"{label}-{next(_counter)}-{uuid.uuid4().hex[:8]}@example.com"
+
+
+def unique_address() -> str:
+    """A client address no other client of this test session has (10.0.0.0/8, made up)."""
+    n = next(_addresses)
+    return f"10.{n // 65536 % 256}.{n // 256 % 256}.{n % 256}"
 
 
 def csrf_from(html: str) -> str:
@@ -83,14 +90,16 @@ class Dash:
         return match.group(1)
 
 
-async def new_dash(app: FastAPI, base_url: str = "http://hookline.test") -> Dash:
-    transport = httpx.ASGITransport(app=app)
+async def new_dash(
+    app: FastAPI, base_url: str = "http://hookline.test", address: str | None = None
+) -> Dash:
+    transport = httpx.ASGITransport(app=app, client=(address or unique_address(), 50000))
     return Dash(httpx.AsyncClient(transport=transport, base_url=base_url))
 
 
 @pytest.fixture
 async def dash(app: FastAPI) -> AsyncIterator[Dash]:
-    app.state.dashboard_throttle = LoginThrottle()
+    app.state.dashboard_throttle = Throttle()
     client = await new_dash(app)
     async with client.http:
         yield client

@@ -8,7 +8,14 @@ from fastapi import APIRouter, Query, Request
 
 from hookline.api.deps import DB, CallsRead, CallsWrite, JsonContent, events_committed
 from hookline.api.openapi import error_responses
-from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page
+from hookline.api.pagination import (
+    CursorQuery,
+    LimitQuery,
+    OffsetQuery,
+    decode_cursor,
+    page,
+    skipped,
+)
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
 from hookline.domain import calls as domain
@@ -53,6 +60,7 @@ async def list_calls(
     db: DB,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
+    offset: OffsetQuery = None,
     contact_id: Annotated[str | None, Query(max_length=64)] = None,
     call_status: CallStatus | None = None,
     call_type: CallType | None = None,
@@ -66,7 +74,12 @@ async def list_calls(
     )
     async with db.read() as conn:
         rows = await domain.list_calls(
-            conn, auth.account_id, filters, limit=limit + 1, before_id=decode_cursor(cursor)
+            conn,
+            auth.account_id,
+            filters,
+            limit=limit + 1,
+            before_id=decode_cursor(cursor),
+            offset=skipped(cursor, offset),
         )
     return page(request, rows, limit)
 

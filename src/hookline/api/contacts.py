@@ -8,11 +8,18 @@ from fastapi import APIRouter, Query, Request
 
 from hookline.api.deps import DB, ContactsRead, ContactsWrite, JsonContent, events_committed
 from hookline.api.openapi import error_responses
-from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page
+from hookline.api.pagination import (
+    CursorQuery,
+    LimitQuery,
+    OffsetQuery,
+    decode_cursor,
+    page,
+    skipped,
+)
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
 from hookline.domain import contacts as domain
-from hookline.domain.validation import normalize_phone
+from hookline.domain.validation import PHONE_PATTERN, normalize_phone
 from hookline.errors import NotFound, ValidationFailed
 from hookline.schemas.common import SuccessOut
 from hookline.schemas.contacts import ContactCreate, ContactOut, ContactUpdate
@@ -54,10 +61,10 @@ async def list_contacts(
     db: DB,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
-    offset: Annotated[int | None, Query(ge=0, le=1_000_000)] = None,
+    offset: OffsetQuery = None,
     search: Annotated[str | None, Query(max_length=200)] = None,
     tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
-    phone_number: Annotated[str | None, Query(max_length=32)] = None,
+    phone_number: Annotated[str | None, Query(json_schema_extra={"pattern": PHONE_PATTERN})] = None,
     email: Annotated[str | None, Query(max_length=254)] = None,
 ) -> JSONResponse:
     filters = domain.ContactFilters(
@@ -73,7 +80,7 @@ async def list_contacts(
             filters,
             limit=limit + 1,
             before_id=decode_cursor(cursor),
-            offset=None if cursor else offset,
+            offset=skipped(cursor, offset),
         )
     return page(request, rows, limit)
 

@@ -9,7 +9,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline.api.deps import DB, WebhooksRead, WebhooksWrite, events_committed, require_json
 from hookline.api.openapi import error_responses
-from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page_response
+from hookline.api.pagination import (
+    CursorQuery,
+    LimitQuery,
+    OffsetQuery,
+    decode_cursor,
+    page_response,
+    skipped,
+)
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute, validate_body
 from hookline.delivery import manager
@@ -68,6 +75,7 @@ async def list_deliveries(
     db: DB,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
+    offset: OffsetQuery = None,
     status: Annotated[DeliveryStatus | None, Query()] = None,
 ) -> JSONResponse:
     async with db.read() as conn:
@@ -78,6 +86,7 @@ async def list_deliveries(
             webhook_id,
             limit=limit,
             cursor=decode_cursor(cursor),
+            offset=skipped(cursor, offset),
             status=status,
         )
     return page_response(request, rows, limit, next_cursor)

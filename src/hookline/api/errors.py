@@ -42,9 +42,13 @@ def error_response(request: Request, error: ApiError) -> JSONResponse:
 
 def _field_name(loc: tuple[Any, ...]) -> str:
     parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    # Pydantic puts the failing validator's type (e.g. "function-after[...]") in the location.
-    parts = [p for p in parts if "[" not in p]
+    # Pydantic puts the failing validator's type (e.g. "function-after[...]") in the location,
+    # and the member of a union (``bool | None``: "bool", "none") that failed.
+    parts = [p for p in parts if "[" not in p and p not in _UNION_MEMBERS]
     return ".".join(parts) or "body"
+
+
+_UNION_MEMBERS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
 
 
 def _field_message(error: dict[str, Any], field: str) -> str:
@@ -76,11 +80,12 @@ def validation_error_from(exc: RequestValidationError) -> ApiError:
             "missing",
         ):
             return InvalidJSON("The request body must be a JSON object.")
-    fields = []
+    fields: dict[str, dict[str, str]] = {}
     for error in errors:
         field = _field_name(tuple(error.get("loc", ())))
-        fields.append({"field": field, "message": _field_message(error, field)})
-    return ValidationFailed(fields)
+        # A union's members each fail; the first (the documented type, not null) says why.
+        fields.setdefault(field, {"field": field, "message": _field_message(error, field)})
+    return ValidationFailed(list(fields.values()))
 
 
 async def _api_error(request: Request, exc: Exception) -> JSONResponse:
@@ -141,7 +146,25 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         )
     if exc.headers:
         error.headers.update(exc.headers)
+    if exc.status_code == 405:
+        error.headers["Allow"] = ", ".join(allowed_methods(request))
     return error_response(request, error)
+
+
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (Starlette's 405 names only the first
+    route's)."""
+    routes = request.app.router.routes
+    return [
+        method
+        for method in _METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] == Match.FULL for route in routes
+        )
+    ]
 
 
 def error_for_unexpected(exc: Exception, method: str, path: str) -> ApiError:

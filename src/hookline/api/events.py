@@ -8,7 +8,14 @@ from fastapi import APIRouter, Query, Request
 
 from hookline.api.deps import DB, ContactsRead
 from hookline.api.openapi import error_responses
-from hookline.api.pagination import CursorQuery, LimitQuery, decode_cursor, page
+from hookline.api.pagination import (
+    CursorQuery,
+    LimitQuery,
+    OffsetQuery,
+    decode_cursor,
+    page,
+    skipped,
+)
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
 from hookline.domain import events as domain
@@ -17,7 +24,7 @@ from hookline.schemas.events import EventOut
 
 router = APIRouter(prefix="/v1/events", tags=["events"], route_class=DirectRoute)
 
-KNOWN_TYPES = (*domain.EVENT_TYPES, domain.TEST_EVENT_TYPE)
+KNOWN_TYPES = [*domain.EVENT_TYPES, domain.TEST_EVENT_TYPE]
 SCOPE_NOTE = (
     "Requires the `contacts:read` scope: events carry contact objects (and call objects, which "
     "name contacts), so reading them is reading contacts."
@@ -49,7 +56,11 @@ async def list_events(
     db: DB,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
-    type: Annotated[str | None, Query(description="Only events of this type.")] = None,
+    offset: OffsetQuery = None,
+    type: Annotated[
+        str | None,
+        Query(description="Only events of this type.", json_schema_extra={"enum": KNOWN_TYPES}),
+    ] = None,
 ) -> JSONResponse:
     event_type = _type_filter(type)
     async with db.read() as conn:
@@ -58,6 +69,7 @@ async def list_events(
             auth.account_id,
             limit=limit + 1,
             before_id=decode_cursor(cursor),
+            offset=skipped(cursor, offset),
             event_type=event_type,
         )
     return page(request, rows, limit, _all_fields)

@@ -24,11 +24,18 @@ OpenAPI is unchanged: FastAPI builds the operation from the decorator and the si
 An endpoint that needs anything else (query parameters, an injected ``Response``, a dependency with
 parameters of its own) silently gets FastAPI's own handler, so the route class is safe on any
 router.
+
+Either way, every request's shape is checked here, for every route, right after its key
+(``_RequestShape``): a
+query parameter the endpoint does not declare is a 422 naming it (a misspelled filter must never
+return an unfiltered list), a query value with a control character is a 422, and a path id that
+cannot be an id (``ids.pattern_of``) is a 404 before any database sees it.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, get_type_hints
@@ -41,6 +48,9 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import from_json
 from starlette.responses import Response
 
+from hookline import ids
+from hookline.domain.validation import control_character_in
+from hookline.errors import NotFound, ValidationFailed
 from hookline.limits import idempotency
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
@@ -60,12 +70,80 @@ class DirectRoute(APIRoute):
         super().__init__(path, endpoint, **kwargs)
 
     def get_route_handler(self) -> Handler:
-        plan = _plan_for(self.dependant)
-        handler = plan.handler if plan is not None else super().get_route_handler()
+        shape = _RequestShape.of(self.dependant)
+        plan = _plan_for(self.dependant, shape)
+        handler = (
+            plan.handler
+            if plan is not None
+            else _Guarded(_guards_of(self.dependant), shape, super().get_route_handler()).handler
+        )
         if self.idempotent:
             guarded: Handler = idempotency.with_request(handler)
             return guarded
         return handler
+
+
+@dataclass(frozen=True, slots=True)
+class _RequestShape:
+    """The query parameters and path ids a route accepts. Checked after the key (so a key
+    without the scope is a 403 whatever the path says) and before anything else."""
+
+    known_query: frozenset[str]
+    path_ids: tuple[tuple[str, re.Pattern[str]], ...]
+
+    @classmethod
+    def of(cls, dependant: Dependant) -> _RequestShape:
+        path_names = sorted(_names(dependant, "path_params"))
+        return cls(
+            known_query=frozenset(_names(dependant, "query_params")),
+            path_ids=tuple((name, re.compile(ids.pattern_of(name))) for name in path_names),
+        )
+
+    def check(self, request: Request) -> None:
+        if request.scope.get("query_string"):
+            self._check_query(request)
+        path_params = request.path_params
+        for name, pattern in self.path_ids:
+            value = path_params.get(name)
+            if isinstance(value, str) and not pattern.fullmatch(value):
+                raise NotFound(f"No {name.removesuffix('_id')} with id {value}.")
+
+    def _check_query(self, request: Request) -> None:
+        fields: list[dict[str, str]] = []
+        for name in dict.fromkeys(request.query_params.keys()):
+            if name not in self.known_query:
+                fields.append({"field": name, "message": f"{name} is not a known parameter"})
+            elif any(
+                control_character_in(value, name) for value in request.query_params.getlist(name)
+            ):
+                fields.append(
+                    {"field": name, "message": f"{name} must not contain control characters"}
+                )
+        if fields:
+            known = ", ".join(sorted(self.known_query)) or "none"
+            message = f"{fields[0]['message']} (this endpoint takes: {known})"
+            raise ValidationFailed(fields, message)
+
+
+@dataclass(frozen=True, slots=True)
+class _Guarded:
+    """FastAPI's handler, after the route's request-only dependencies (authentication: they
+    cache their result on the request, so FastAPI's second call is free) and the shape check."""
+
+    guards: tuple[_Dependency, ...]
+    shape: _RequestShape
+    inner: Handler
+
+    async def handler(self, request: Request) -> Response:
+        for guard in self.guards:
+            await guard(request)
+        self.shape.check(request)
+        return await self.inner(request)
+
+
+def _guards_of(dependant: Dependant) -> tuple[_Dependency, ...]:
+    found = (_request_only(sub) for sub in dependant.dependencies)
+    return tuple(guard for guard in found if guard is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +153,7 @@ class _Plan:
     path_names: tuple[str, ...]
     dependencies: tuple[tuple[str | None, _Dependency], ...]
     body: tuple[str, type[BaseModel]] | None
+    shape: _RequestShape
 
     async def handler(self, request: Request) -> Response:
         arguments: dict[str, Any] = {}
@@ -82,6 +161,7 @@ class _Plan:
             value = await dependency(request)
             if name is not None:
                 arguments[name] = value
+        self.shape.check(request)
         if self.request_name is not None:
             arguments[self.request_name] = request
         path_params = request.path_params
@@ -94,6 +174,14 @@ class _Plan:
         if not isinstance(response, Response):
             raise TypeError(f"{self.endpoint.__qualname__} must return a Response")
         return response
+
+
+def _names(dependant: Dependant, kind: str) -> set[str]:
+    """The names of ``kind`` parameters of the endpoint and all its dependencies."""
+    found = {field.alias for field in getattr(dependant, kind)}
+    for sub in dependant.dependencies:
+        found |= _names(sub, kind)
+    return found
 
 
 def validate_body(model: type[BaseModel], body: bytes) -> BaseModel:
@@ -117,7 +205,7 @@ def validate_body(model: type[BaseModel], body: bytes) -> BaseModel:
         ) from None
 
 
-def _plan_for(dependant: Dependant) -> _Plan | None:
+def _plan_for(dependant: Dependant, shape: _RequestShape | None = None) -> _Plan | None:
     call = dependant.call
     if call is None or not inspect.iscoroutinefunction(call) or not _returns_response(call):
         return None
@@ -144,6 +232,7 @@ def _plan_for(dependant: Dependant) -> _Plan | None:
         path_names=tuple(field.name for field in dependant.path_params),
         dependencies=tuple(dependencies),
         body=body,
+        shape=shape or _RequestShape.of(dependant),
     )
 
 

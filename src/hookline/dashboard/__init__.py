@@ -19,9 +19,10 @@ from hookline.dashboard import (
     pages_contacts,
     pages_home,
     pages_keys,
+    pages_people,
     pages_webhooks,
 )
-from hookline.dashboard.throttle import LoginThrottle
+from hookline.dashboard.throttle import Throttle
 from hookline.dashboard.web import PREFIX, LoginRequired, PageError, error_page, redirect
 
 STATIC_DIR = Path(__file__).parent / "static"
@@ -41,10 +42,18 @@ async def _login_required(request: Request, exc: Exception) -> Response:
 
 
 def install(app: FastAPI) -> None:
-    app.state.dashboard_throttle = LoginThrottle()
+    app.state.dashboard_throttle = Throttle()
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
     # Home last: it holds the catch-all that answers unknown dashboard paths with an HTML 404.
-    for module in (auth, pages_keys, pages_webhooks, pages_contacts, pages_activity, pages_home):
+    for module in (
+        auth,
+        pages_people,
+        pages_keys,
+        pages_webhooks,
+        pages_contacts,
+        pages_activity,
+        pages_home,
+    ):
         app.include_router(module.router, include_in_schema=False)
     app.add_exception_handler(PageError, _page_error)
     app.add_exception_handler(LoginRequired, _login_required)

@@ -24,7 +24,7 @@ from hookline.dashboard.sessions import (
     optional_session,
     set_session_cookie,
 )
-from hookline.dashboard.throttle import LoginThrottle
+from hookline.dashboard.throttle import Throttle, Throttled
 from hookline.dashboard.web import PREFIX, Flash, PageError, database, redirect, render
 
 router = APIRouter(prefix=PREFIX)
@@ -45,7 +45,7 @@ def safe_next(value: object) -> str | None:
     return value
 
 
-def _anonymous_page(
+def anonymous_page(
     request: Request, template: str, context: dict[str, Any], status_code: int = 200
 ) -> HTMLResponse:
     new_token = prepare_anonymous_token(request)
@@ -64,8 +64,27 @@ async def login_page(
 ) -> Response:
     if session is not None:
         return redirect(request, safe_next(next) or PREFIX)
-    return _anonymous_page(
+    return anonymous_page(
         request, "login.html", {"next": safe_next(next), "signup_open": _signup_open(request)}
+    )
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client else "unknown"
+
+
+def throttle_of(request: Request) -> Throttle:
+    throttle: Throttle = request.app.state.dashboard_throttle
+    return throttle
+
+
+def too_many(title: str, message: str, wait: Throttled) -> PageError:
+    minutes = max(1, round(wait.retry_after / 60))
+    return PageError(
+        429,
+        title,
+        f"{message} Try again in about {minutes} minute{'s' if minutes != 1 else ''}.",
+        headers={"Retry-After": str(wait.retry_after)},
     )
 
 
@@ -78,32 +97,28 @@ async def login(request: Request, form: AnonymousForm) -> Response:
         email = users.canonical_email(raw_email)
     except ValueError:
         email = raw_email.strip().lower()
-    address = request.client.host if request.client else "unknown"
-    throttle: LoginThrottle = request.app.state.dashboard_throttle
-    wait = throttle.retry_after(email, address)
-    if wait is not None:
-        minutes = max(1, round(wait / 60))
-        raise PageError(
-            429,
+    db = database(request)
+    try:
+        attempt = await throttle_of(request).start_login(db, client_address(request), email)
+    except Throttled as wait:
+        raise too_many(
             "Too many failed log-in attempts",
-            f"For your account's safety, log-in is paused. Try again in about {minutes} "
-            f"minute{'s' if minutes != 1 else ''}.",
-            headers={"Retry-After": str(wait)},
-        )
-    async with database(request).read() as conn:
+            "For your account's safety, log-in from your network is paused.",
+            wait,
+        ) from None
+    async with db.read() as conn:
         user = await users.find_user(conn, email)
     if not await users.verify_password(user.password_hash if user else None, password):
-        throttle.record_failure(email, address)
         context = {
             "error": LOGIN_FAILED,
             "email": raw_email,
             "next": next_path,
             "signup_open": _signup_open(request),
         }
-        return _anonymous_page(request, "login.html", context, status_code=401)
+        return anonymous_page(request, "login.html", context, status_code=401)
     assert user is not None
-    throttle.record_success(email)
-    async with database(request).begin() as conn:
+    await throttle_of(request).login_succeeded(db, attempt)
+    async with db.begin() as conn:
         if users.needs_rehash(user.password_hash):
             await users.replace_hash(conn, user.id, await users.hash_password(password))
         cookie_value = await create_session(conn, user.id)
@@ -117,23 +132,34 @@ async def signup_page(request: Request, session: OptionalSession) -> Response:
     if session is not None:
         return redirect(request, PREFIX)
     if not _signup_open(request):
-        return _anonymous_page(request, "signup.html", {"closed": True}, status_code=403)
-    return _anonymous_page(request, "signup.html", {"errors": {}, "values": {}})
+        return anonymous_page(request, "signup.html", {"closed": True}, status_code=403)
+    return anonymous_page(request, "signup.html", {"errors": {}, "values": {}})
 
 
-def _signup_errors(raw_email: str, password: str, confirm: str) -> tuple[str, dict[str, str]]:
+async def new_password_errors(password: str, confirm: str, email: str) -> dict[str, str]:
+    """The password fields' errors (sign-up, invitation, reset); empty when they will do."""
+    problem = await users.password_problem(password, email)
+    if problem:
+        return {"password": problem}
+    if password != confirm:
+        return {"password_confirm": "The two passwords differ; type the same one twice."}
+    return {}
+
+
+async def _signup_errors(raw_email: str, password: str, confirm: str) -> tuple[str, dict[str, str]]:
     errors: dict[str, str] = {}
     email = ""
     try:
         email = users.canonical_email(raw_email)
     except ValueError as exc:
         errors["email"] = str(exc).removeprefix("email ").capitalize()
-    problem = users.password_problem(password)
-    if problem:
-        errors["password"] = problem
-    elif password != confirm:
-        errors["password_confirm"] = "The two passwords differ; type the same one twice."  # noqa: S105
-    return email, errors
+    return email, errors | await new_password_errors(password, confirm, email)
+
+
+# Sign-up logs the new user in at once, so it cannot hide that an e-mail is taken; it reveals no
+# more than that, only for a request that is otherwise valid, and at the sign-up throttle's pace
+# (docs/security.md, "Sign-up and e-mail enumeration").
+EMAIL_TAKEN = "An account with this email already exists. Log in, or reset its password."
 
 
 @router.post("/signup")
@@ -142,22 +168,33 @@ async def signup(request: Request, form: AnonymousForm) -> Response:
         raise PageError(
             403, "Sign-up is closed", "Ask the operator of this service for an account."
         )
+    db = database(request)
+    try:
+        # Before anything that costs: the zxcvbn estimate, the look-up and the Argon2 hash.
+        await throttle_of(request).count_signup(db, client_address(request))
+    except Throttled as wait:
+        raise too_many(
+            "Too many sign-ups", "Your network has tried to sign up many times.", wait
+        ) from None
     raw_email = str(form.get("email", ""))
     password = str(form.get("password", ""))
-    email, errors = _signup_errors(raw_email, password, str(form.get("password_confirm", "")))
+    email, errors = await _signup_errors(raw_email, password, str(form.get("password_confirm", "")))
+    if not errors:
+        # The cheap check first: a taken e-mail never costs a hash.
+        async with db.read() as conn:
+            if await users.find_user(conn, email) is not None:
+                errors["email"] = EMAIL_TAKEN
     if not errors:
         password_hash = await users.hash_password(password)
         try:
-            async with database(request).begin() as conn:
-                if await users.find_user(conn, email) is not None:
-                    raise IntegrityError("users.email", None, ValueError("taken"))
+            async with db.begin() as conn:
                 user = await users.create_user_with_account(conn, email, password_hash)
                 cookie_value = await create_session(conn, user.id)
-        except IntegrityError:
-            errors["email"] = "An account with this email already exists. Log in instead."
+        except IntegrityError:  # the same e-mail signed up concurrently
+            errors["email"] = EMAIL_TAKEN
     if errors:
         context = {"errors": errors, "values": {"email": raw_email}}
-        return _anonymous_page(request, "signup.html", context, status_code=422)
+        return anonymous_page(request, "signup.html", context, status_code=422)
     response = redirect(
         request,
         PREFIX,

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
+from zxcvbn import zxcvbn
 
 from hookline import ids
 from hookline.domain import keys
 from hookline.domain.validation import normalize_email
-from hookline.storage.models import users
+from hookline.storage.models import dashboard_sessions, users
 from hookline.timeutil import utcnow
 
 MIN_PASSWORD_LENGTH = 10
 MAX_PASSWORD_LENGTH = 1024
+# zxcvbn's score: 3 is "safely unguessable: moderate protection from offline slow-hash attacks".
+MIN_PASSWORD_SCORE = 3
+ZXCVBN_MAX_LENGTH = 72
 
 # argon2-cffi's defaults are Argon2id with RFC 9106's "low memory" parameters.
 _hasher = PasswordHasher()
@@ -37,12 +43,38 @@ def canonical_email(raw: str) -> str:
     return normalize_email(raw).lower()
 
 
-def password_problem(password: str) -> str | None:
+async def password_problem(password: str, email: str = "") -> str | None:
+    """Why ``password`` is refused, as advice for the person typing it; None when it will do."""
     if len(password) < MIN_PASSWORD_LENGTH:
         return f"Use at least {MIN_PASSWORD_LENGTH} characters."
     if len(password) > MAX_PASSWORD_LENGTH:
         return f"Use at most {MAX_PASSWORD_LENGTH} characters."
-    return None
+    # zxcvbn takes up to ~40 ms of CPU on a long repetitive password: off the event loop.
+    return await asyncio.to_thread(_guessability_problem, password, email)
+
+
+def _guessability_problem(password: str, email: str) -> str | None:
+    # zxcvbn refuses more than 72 characters (its cost grows fast with length); a password whose
+    # first 72 are hard to guess is hard to guess.
+    local_part = email.partition("@")[0]
+    own_words = [
+        "hookline",
+        email,
+        local_part,
+        re.sub(r"[._+-]", "", local_part),
+        *re.split(r"[@._+-]+", email),
+    ]
+    result = zxcvbn(password[:ZXCVBN_MAX_LENGTH], user_inputs=[w for w in own_words if w])
+    if result["score"] >= MIN_PASSWORD_SCORE:
+        return None
+    feedback = result["feedback"]
+    advice = [feedback["warning"], *feedback["suggestions"]]
+    details = " ".join(part if part.endswith(".") else f"{part}." for part in advice if part)
+    return (
+        "This password is too easy to guess. "
+        + (details + " " if details else "")
+        + "A few unrelated words, or a password manager's suggestion, will do."
+    )
 
 
 async def hash_password(password: str) -> str:
@@ -83,6 +115,13 @@ async def find_user(conn: AsyncConnection, email: str) -> User | None:
 async def create_user_with_account(conn: AsyncConnection, email: str, password_hash: str) -> User:
     """Sign-up: a new account (the same as ``hookline accounts create``) and its first user."""
     account_id = await keys.create_account(conn, email)
+    return await create_user(conn, account_id, email, password_hash)
+
+
+async def create_user(
+    conn: AsyncConnection, account_id: str, email: str, password_hash: str
+) -> User:
+    """Another user of an existing account (an accepted invitation)."""
     user = User(ids.uuid7(), account_id, email, password_hash)
     await conn.execute(
         users.insert().values(
@@ -100,3 +139,44 @@ async def replace_hash(conn: AsyncConnection, user_id: str, password_hash: str) 
     await conn.execute(
         update(users).where(users.c.id == user_id).values(password_hash=password_hash)
     )
+
+
+async def replace_password(conn: AsyncConnection, user_id: str, password_hash: str) -> None:
+    """A new password (a reset): every session of the user ends, wherever it was opened."""
+    await replace_hash(conn, user_id, password_hash)
+    await conn.execute(delete(dashboard_sessions).where(dashboard_sessions.c.user_id == user_id))
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    id: str
+    email: str
+    created_at: datetime
+
+
+async def list_users(conn: AsyncConnection, account_id: str) -> list[Member]:
+    rows = await conn.execute(
+        select(users.c.id, users.c.email, users.c.created_at)
+        .where(users.c.account_id == account_id)
+        .order_by(users.c.id)
+    )
+    return [Member(row.id, row.email, row.created_at) for row in rows]
+
+
+async def remove_user(conn: AsyncConnection, account_id: str, user_id: str) -> bool:
+    """Removes a user of ``account_id`` (their sessions go with them); False if there is none."""
+    result = await conn.execute(
+        delete(users).where(users.c.id == user_id, users.c.account_id == account_id)
+    )
+    return result.rowcount == 1
+
+
+async def find_member(conn: AsyncConnection, account_id: str, user_id: str) -> Member | None:
+    row = (
+        await conn.execute(
+            select(users.c.id, users.c.email, users.c.created_at).where(
+                users.c.id == user_id, users.c.account_id == account_id
+            )
+        )
+    ).first()
+    return None if row is None else Member(row.id, row.email, row.created_at)

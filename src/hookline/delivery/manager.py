@@ -1173,6 +1173,7 @@ async def list_deliveries(
     limit: int = 50,
     cursor: str | None = None,
     status: str | None = None,
+    offset: int | None = None,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """A page of a webhook's deliveries, newest first, and the cursor of the next page."""
     stmt = (
@@ -1185,6 +1186,8 @@ async def list_deliveries(
         stmt = stmt.where(dlv.c.id < cursor)
     if status is not None:
         stmt = stmt.where(dlv.c.status == status)
+    if offset:
+        stmt = stmt.offset(offset)
     rows = (await conn.execute(stmt)).all()
     page = [delivery_json(row) for row in rows[:limit]]
     next_cursor = page[-1]["id"] if len(rows) > limit else None

@@ -127,6 +127,7 @@ async def list_calls(
     *,
     limit: int,
     before_id: str | None = None,
+    offset: int | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first (ids are UUIDv7); ask ``limit + 1`` to see whether a next page exists."""
     clauses: list[Any] = [calls.c.account_id == account_id]
@@ -141,6 +142,8 @@ async def list_calls(
     if before_id is not None:
         clauses.append(calls.c.id < before_id)
     query = select(calls).where(and_(*clauses)).order_by(calls.c.id.desc()).limit(limit)
+    if offset:
+        query = query.offset(offset)
     return [call_out(r) for r in await conn.execute(query)]
 
 

@@ -100,6 +100,7 @@ async def list_events(
     limit: int,
     before_id: str | None = None,
     event_type: str | None = None,
+    offset: int | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first, the last ``VISIBLE_DAYS`` days; ask ``limit + 1`` to see a next page."""
     query = (
@@ -115,4 +116,6 @@ async def list_events(
         query = query.where(events.c.id < before_id)
     if event_type is not None:
         query = query.where(events.c.type == event_type)
+    if offset:
+        query = query.offset(offset)
     return [event_out(r) for r in await conn.execute(query)]

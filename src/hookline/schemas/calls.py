@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import re
-from functools import partial
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import orjson
-from pydantic import AfterValidator, AwareDatetime, BaseModel, Field, StrictBool
+from pydantic import AfterValidator, BaseModel, Field, StrictBool
 
-from hookline.domain.validation import normalize_phone
-from hookline.schemas.common import RequestModel
+from hookline.domain.validation import TEXT_PATTERN
+from hookline.schemas.common import (
+    CustomerPhone,
+    EndedAt,
+    RequestModel,
+    StartedAt,
+    json_object_schema,
+)
 
 # Metadata is opaque to us; the cap keeps one call from bloating every event and delivery.
 MAX_METADATA_BYTES = 16 * 1024
@@ -33,23 +38,24 @@ def _bounded_metadata(value: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
-CustomerPhone = Annotated[
-    str, AfterValidator(partial(normalize_phone, field="customer_phone_number"))
+Metadata = Annotated[
+    dict[str, Any], AfterValidator(_bounded_metadata), json_object_schema(MAX_METADATA_BYTES)
 ]
-Metadata = Annotated[dict[str, Any], AfterValidator(_bounded_metadata)]
 
 
 class CallCreate(RequestModel):
     call_type: CallType
-    customer_phone_number: CustomerPhone = Field(description="E.164, e.g. +15551234567")
-    contact_id: Annotated[str, Field(max_length=64)] | None = Field(
+    customer_phone_number: CustomerPhone
+    contact_id: (
+        Annotated[str, Field(max_length=64, json_schema_extra={"pattern": TEXT_PATTERN})] | None
+    ) = Field(
         default=None,
         description="The account's contact; when absent, the contact with this phone number.",
     )
-    call_started_at: AwareDatetime | None = Field(
+    call_started_at: StartedAt | None = Field(
         default=None, description="ISO 8601 with a zone; default now."
     )
-    metadata: Metadata | None = Field(default=None, description="A JSON object, ..16 KiB.")
+    metadata: Metadata | None = None
 
 
 LeadQualification = Literal["qualified", "unqualified", "unknown"]
@@ -108,7 +114,7 @@ class CallAnalysis(RequestModel):
 
 class CallComplete(RequestModel):
     call_status: FinalStatus
-    call_ended_at: AwareDatetime | None = Field(
+    call_ended_at: EndedAt | None = Field(
         default=None, description="ISO 8601 with a zone, not before call_started_at; default now."
     )
     analysis: CallAnalysis | None = Field(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
+from pydantic.json_schema import SkipJsonSchema
 
 from hookline.schemas.common import (
     Company,
@@ -17,7 +18,7 @@ from hookline.schemas.common import (
 class ContactCreate(RequestModel):
     first_name: FirstName
     last_name: LastName | None = None
-    phone_number: PhoneNumber = Field(description="E.164, e.g. +15551234567")
+    phone_number: PhoneNumber
     email: Email | None = None
     company: Company | None = None
     tags: Tags | None = None
@@ -27,9 +28,10 @@ class ContactCreate(RequestModel):
 class ContactUpdate(RequestModel):
     """JSON merge-patch: absent fields are kept, ``null`` clears an optional field."""
 
-    first_name: FirstName | None = None
+    # Required fields: null is refused (by the domain, naming the field), so not documented.
+    first_name: FirstName | SkipJsonSchema[None] = None
     last_name: LastName | None = None
-    phone_number: PhoneNumber | None = None
+    phone_number: PhoneNumber | SkipJsonSchema[None] = None
     email: Email | None = None
     company: Company | None = None
     tags: Tags | None = None

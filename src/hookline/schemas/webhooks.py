@@ -5,20 +5,33 @@ from __future__ import annotations
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from hookline.delivery.filters import FilterError, check_filter
 from hookline.domain import webhook_routing as routing
+from hookline.domain.events import EVENT_TYPES
+from hookline.domain.validation import MAX_URL_LENGTH, URL_PATTERN, url_syntax
 from hookline.domain.webhooks import normalize_events
-from hookline.schemas.common import RequestModel, text_field
+from hookline.schemas.common import Bool, RequestModel, WebhookName
 
-# Full URL checks (scheme, length, public address) need DNS: ``domain.webhooks.check_url``.
-Url = Annotated[str, Field(description="http(s) URL of a public host, ..2048 chars")]
-Events = Annotated[
-    list[str],
-    AfterValidator(normalize_events),
-    Field(description="Non-empty set of event types; duplicates are dropped."),
+# The syntax is checked here; whether the host is public needs DNS: ``domain.webhooks.check_url``.
+Url = Annotated[
+    str,
+    AfterValidator(url_syntax),
+    Field(
+        description="http(s) URL (RFC 3986) of a public host, ..2048 chars",
+        json_schema_extra={"maxLength": MAX_URL_LENGTH, "pattern": URL_PATTERN},
+    ),
 ]
-WebhookName = Annotated[str, text_field("name", max_length=200)]
+EventType = Annotated[str, Field(json_schema_extra={"enum": list(EVENT_TYPES)})]
+Events = Annotated[
+    list[EventType],
+    AfterValidator(normalize_events),
+    Field(
+        description="Non-empty set of event types; duplicates are dropped.",
+        json_schema_extra={"minItems": 1},
+    ),
+]
 Headers = Annotated[
     dict[str, str],
     AfterValidator(routing.normalize_headers),
@@ -67,7 +80,7 @@ class WebhookCreate(RequestModel):
     url: Url
     events: Events
     name: WebhookName | None = None
-    is_active: bool = True
+    is_active: Bool = True
     headers: Headers | None = None
     filter: Filter | None = None
     rate_limit: RateLimit | None = None
@@ -77,10 +90,11 @@ class WebhookUpdate(RequestModel):
     """Partial update: absent fields are kept; ``name``, ``filter`` and ``rate_limit`` take
     ``null`` to clear; ``headers`` merges."""
 
-    url: Url | None = None
-    events: Events | None = None
+    # null is refused for these (naming the field), so the schema does not offer it.
+    url: Url | SkipJsonSchema[None] = None
+    events: Events | SkipJsonSchema[None] = None
     name: WebhookName | None = None
-    is_active: bool | None = None
+    is_active: Bool | SkipJsonSchema[None] = None
     headers: HeaderPatch | None = None
     filter: Filter | None = None
     rate_limit: RateLimit | None = None

@@ -109,6 +109,39 @@ dashboard_sessions = Table(
     Index(None, "user_id"),
 )
 
+# One-time links for people: an invitation to join an account ("invite", 24 h) or a password
+# reset ("reset", 1 h). Only the SHA-256 of the link's token is stored; a used link is deleted.
+login_tokens = Table(
+    "login_tokens",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("purpose", String(16), nullable=False),
+    Column("account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    Column("email", String(254), nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("expires_at", UTCDateTime(), nullable=False),
+    Index(None, "account_id", "email"),
+    Index(None, "expires_at"),
+)
+
+# Dashboard throttles (log-in, sign-up, password reset), shared by every process through the
+# database: one row per counted attempt, keyed by SHA-256 digests of the client address and of
+# the e-mail address, swept once older than the longest window.
+auth_attempts = Table(
+    "auth_attempts",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("scope", String(16), nullable=False),
+    Column("address_key", String(64), nullable=False),
+    Column("email_key", String(64), nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Index(None, "scope", "address_key", "created_at"),
+    Index(None, "scope", "email_key", "created_at"),
+    Index(None, "created_at"),
+)
+
 contacts = Table(
     "contacts",
     metadata,

@@ -1,0 +1,134 @@
+"""One-time links for people: invitations to an account (24 h) and password resets (1 h).
+
+The link carries 256 random bits; the database keeps only their SHA-256, so a copy of the
+database opens nobody's account. A link works once: using it deletes it (and every other link of
+the same kind for the same e-mail and account), in the transaction that sets the password.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline.dashboard.web import PREFIX
+from hookline.settings import Settings
+from hookline.storage.models import login_tokens
+from hookline.timeutil import utcnow
+
+INVITE = "invite"
+RESET = "reset"
+LIFETIMES = {INVITE: timedelta(hours=24), RESET: timedelta(hours=1)}
+# The dashboard path of each kind of link; the token follows it.
+PATHS = {INVITE: f"{PREFIX}/join/", RESET: f"{PREFIX}/reset/"}
+# What a token looks like (secrets.token_urlsafe(32)); anything else is not looked up.
+_TOKEN_LENGTH = 43
+_TOKEN_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+@dataclass(frozen=True, slots=True)
+class LinkTarget:
+    """Whom a link is for."""
+
+    purpose: str
+    account_id: str
+    email: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PendingInvitation:
+    email: str
+    expires_at: datetime
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def url_for(settings: Settings, purpose: str, token: str) -> str:
+    """The absolute link, on ``HOOKLINE_PUBLIC_URL`` (never on a request's Host header)."""
+    return f"{settings.public_url}{PATHS[purpose]}{token}"
+
+
+async def issue(conn: AsyncConnection, purpose: str, account_id: str, email: str) -> str:
+    """A new link's token for ``email``; earlier links of this kind for it stop working."""
+    now = utcnow()
+    await conn.execute(delete(login_tokens).where(login_tokens.c.expires_at <= now))
+    await _forget(conn, purpose, account_id, email)
+    token = secrets.token_urlsafe(32)
+    await conn.execute(
+        login_tokens.insert().values(
+            id=_hash(token),
+            purpose=purpose,
+            account_id=account_id,
+            email=email,
+            created_at=now,
+            expires_at=now + LIFETIMES[purpose],
+        )
+    )
+    return token
+
+
+async def look_up(conn: AsyncConnection, purpose: str, token: str) -> LinkTarget | None:
+    """Whom a live link is for, or None (unknown, used, expired, or another kind of link)."""
+    if len(token) != _TOKEN_LENGTH or not _TOKEN_ALPHABET.issuperset(token):
+        return None
+    row = (
+        await conn.execute(
+            select(login_tokens).where(
+                login_tokens.c.id == _hash(token),
+                login_tokens.c.purpose == purpose,
+                login_tokens.c.expires_at > utcnow(),
+            )
+        )
+    ).first()
+    if row is None:
+        return None
+    return LinkTarget(row.purpose, row.account_id, row.email, row.expires_at)
+
+
+async def use(conn: AsyncConnection, purpose: str, token: str) -> LinkTarget | None:
+    """Like :func:`look_up`, and the link (with its siblings) is gone when ``conn`` commits.
+
+    The DELETE's row count decides between two concurrent uses of one link: only one removes it.
+    """
+    target = await look_up(conn, purpose, token)
+    if target is None:
+        return None
+    result = await conn.execute(delete(login_tokens).where(login_tokens.c.id == _hash(token)))
+    if result.rowcount != 1:
+        return None
+    await _forget(conn, purpose, target.account_id, target.email)
+    return target
+
+
+async def pending_invitations(conn: AsyncConnection, account_id: str) -> list[PendingInvitation]:
+    rows = await conn.execute(
+        select(login_tokens.c.email, login_tokens.c.expires_at)
+        .where(
+            login_tokens.c.account_id == account_id,
+            login_tokens.c.purpose == INVITE,
+            login_tokens.c.expires_at > utcnow(),
+        )
+        .order_by(login_tokens.c.created_at)
+    )
+    return [PendingInvitation(row.email, row.expires_at) for row in rows]
+
+
+async def cancel_invitation(conn: AsyncConnection, account_id: str, email: str) -> None:
+    await _forget(conn, INVITE, account_id, email)
+
+
+async def _forget(conn: AsyncConnection, purpose: str, account_id: str, email: str) -> None:
+    await conn.execute(
+        delete(login_tokens).where(
+            login_tokens.c.purpose == purpose,
+            login_tokens.c.account_id == account_id,
+            login_tokens.c.email == email,
+        )
+    )

@@ -1,0 +1,84 @@
+"""The people of an account: invitations (from ``hookline users add`` and the Team page) and
+password resets, and the mails that carry their one-time links.
+
+Used by the dashboard's pages and by the CLI, so nothing here knows about HTTP.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline.dashboard import links, users
+from hookline.dashboard.web import PREFIX
+from hookline.settings import Settings
+from hookline.storage.models import accounts
+
+
+class NoSuchAccount(Exception):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Mail:
+    to: str
+    subject: str
+    text: str
+
+
+async def account_name(conn: AsyncConnection, account_id: str) -> str | None:
+    row = (await conn.execute(select(accounts.c.name).where(accounts.c.id == account_id))).first()
+    return None if row is None else str(row.name)
+
+
+async def invite(
+    conn: AsyncConnection, settings: Settings, account_id: str, email: str
+) -> tuple[str, Mail]:
+    """A one-time link (24 h) where ``email`` sets a password and joins the account, and the
+    mail to send. ``email`` must be canonical (users.canonical_email).
+
+    An address that has a login already gets a link too (it will not work) and a mail saying
+    why, so the inviter sees the same answer and the same pending invitation either way: the
+    Team page does not tell who uses hookline elsewhere. The CLI checks first and says so.
+    """
+    name = await account_name(conn, account_id)
+    if name is None:
+        raise NoSuchAccount(account_id)
+    token = await links.issue(conn, links.INVITE, account_id, email)
+    link = links.url_for(settings, links.INVITE, token)
+    if await users.find_user(conn, email) is not None:
+        return link, _already_a_user_mail(settings, email)
+    text = (
+        f'You have been invited to the hookline account "{name}".\n\n'
+        "Choose your password here to join it (the link works once, for 24 hours):\n\n"
+        f"{link}\n\n"
+        "If you did not expect this invitation, ignore this mail: nothing happens without you.\n"
+    )
+    return link, Mail(email, f"You're invited to hookline ({name})", text)
+
+
+def _already_a_user_mail(settings: Settings, email: str) -> Mail:
+    text = (
+        "Someone invited this address to another hookline account, but it already has a "
+        "hookline login, and one address belongs to one account.\n\n"
+        "If you want to join, ask them to invite another address of yours. If you did not "
+        f"expect this, ignore this mail. Log in at {settings.public_url}{PREFIX}/login\n"
+    )
+    return Mail(email, "An invitation to hookline", text)
+
+
+async def reset_mail(conn: AsyncConnection, settings: Settings, email: str) -> Mail | None:
+    """The reset mail with a one-time link (1 h), or None when no user has that e-mail."""
+    user = await users.find_user(conn, email)
+    if user is None:
+        return None
+    token = await links.issue(conn, links.RESET, user.account_id, email)
+    text = (
+        "Someone (we hope you) asked to reset the password of your hookline login.\n\n"
+        "Choose a new password here (the link works once, for one hour):\n\n"
+        f"{links.url_for(settings, links.RESET, token)}\n\n"
+        "If you did not ask, ignore this mail: your password stays as it is.\n"
+    )
+    return Mail(email, "Reset your hookline password", text)

@@ -1,0 +1,124 @@
+"""Outgoing mail: invitations, password resets and alerts to the people of an account.
+
+With ``HOOKLINE_SMTP_URL`` and ``HOOKLINE_MAIL_FROM`` set, :func:`send` delivers through that
+server (``smtp://`` plain, ``smtp+starttls://`` upgraded with STARTTLS, ``smtps://`` TLS from the
+first byte; certificates are verified against the system's CAs or ``HOOKLINE_SMTP_CA_FILE``).
+Without them the mail is written to the log instead, as a warning, so a single-machine install
+still works: whoever reads the server's log reads those mails (links included). Passwords never
+appear in a mail, so never in that log either.
+
+The standard library's ``smtplib`` runs in a worker thread (``asyncio.to_thread``): sending never
+blocks the event loop, and there is no extra dependency for a few mails an hour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import smtplib
+import ssl
+from collections.abc import Sequence
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline.settings import Settings, SmtpServer
+from hookline.storage.models import users
+
+log = logging.getLogger("hookline.mail")
+
+# Seconds for connecting and for each SMTP command: a stuck server must not hold a thread forever.
+SMTP_TIMEOUT = 15.0
+
+NOT_CONFIGURED_NOTICE = (
+    "Mail is not configured on this server (HOOKLINE_SMTP_URL and HOOKLINE_MAIL_FROM), so mails "
+    "are written to the server's log instead of being sent."
+)
+
+
+class MailError(Exception):
+    """The SMTP server could not be reached or refused the mail (the message names no secret)."""
+
+
+def is_configured(settings: Settings) -> bool:
+    return settings.mail_configured
+
+
+async def send(settings: Settings, to: Sequence[str], subject: str, text: str) -> None:
+    """Send one plain-text mail to each address in ``to`` (each gets its own copy, so nobody
+    sees the others' addresses). Without SMTP settings the mails are logged instead.
+
+    Raises :class:`MailError` when the server is unreachable or refuses a recipient.
+    """
+    recipients = list(dict.fromkeys(to))  # in order, without repeats
+    if not recipients:
+        return
+    server = settings.smtp_server
+    if server is None or settings.mail_from is None:
+        for address in recipients:
+            log.warning(
+                "mail not sent (no HOOKLINE_SMTP_URL / HOOKLINE_MAIL_FROM); its text follows",
+                extra={"mail_to": address, "mail_subject": subject, "mail_text": text},
+            )
+        return
+    messages = [_message(settings.mail_from, address, subject, text) for address in recipients]
+    await asyncio.to_thread(_deliver, server, settings, messages)
+    log.info("mail sent", extra={"mail_to": recipients, "mail_subject": subject})
+
+
+async def account_user_emails(conn: AsyncConnection, account_id: str) -> list[str]:
+    """The e-mail address of every dashboard user of the account, oldest user first."""
+    rows = await conn.execute(
+        select(users.c.email).where(users.c.account_id == account_id).order_by(users.c.id)
+    )
+    return [row.email for row in rows]
+
+
+def _message(sender: str, address: str, subject: str, text: str) -> EmailMessage:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = address
+    message["Subject"] = subject
+    message["Date"] = formatdate(localtime=False)
+    message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2].strip("> ") or None)
+    message["Auto-Submitted"] = "auto-generated"  # RFC 3834: no auto-replies, please
+    message.set_content(text)
+    return message
+
+
+def _tls_context(settings: Settings) -> ssl.SSLContext:
+    cafile = str(settings.smtp_ca_file) if settings.smtp_ca_file is not None else None
+    return ssl.create_default_context(cafile=cafile)
+
+
+def _connect(server: SmtpServer, settings: Settings) -> smtplib.SMTP:
+    if server.implicit_tls:
+        return smtplib.SMTP_SSL(
+            server.host, server.port, timeout=SMTP_TIMEOUT, context=_tls_context(settings)
+        )
+    client = smtplib.SMTP(server.host, server.port, timeout=SMTP_TIMEOUT)
+    if server.starttls:
+        try:
+            client.starttls(context=_tls_context(settings))
+        except BaseException:
+            client.close()
+            raise
+    return client
+
+
+def _deliver(server: SmtpServer, settings: Settings, messages: list[EmailMessage]) -> None:
+    """Runs in a worker thread: one connection for all the messages."""
+    try:
+        with _connect(server, settings) as client:
+            if server.username is not None:
+                client.login(server.username, server.password or "")
+            for message in messages:
+                client.send_message(message)
+    except (smtplib.SMTPException, OSError) as exc:
+        # The reason only (e.g. "Connection refused", "535 authentication failed"); smtplib's
+        # exceptions never carry the password.
+        raise MailError(
+            f"mail to {server.host}:{server.port} failed: {type(exc).__name__}: {exc}"
+        ) from None
