@@ -23,7 +23,7 @@ from hookline.api.openapi import error_responses
 from hookline.delivery.signing import event_body
 from hookline.domain import stream as domain
 from hookline.domain.events import EVENT_TYPES
-from hookline.errors import ValidationFailed
+from hookline.errors import NotFound, ValidationFailed
 from hookline.storage.db import Database
 
 log = logging.getLogger("hookline.stream")
@@ -93,9 +93,8 @@ async def _start(db: Database, account_id: str, cursor: str | None, field: str) 
             return await domain.latest_seq(conn, account_id)
         position = await domain.position_of(conn, account_id, cursor)
     if position is None:
-        raise ValidationFailed.for_field(
-            field, f"{field} must be the id of one of the account's streamed events"
-        )
+        # Like any id of another account, or unknown: a 404.
+        raise NotFound(f"{field}: no streamed event with id {cursor}.")
     return position
 
 
@@ -106,7 +105,7 @@ def _message(row: Any) -> bytes:
 
 @router.get(
     "/stream",
-    responses=error_responses(401, 403, 422),
+    responses=error_responses(401, 403, 404, 422),
     summary="Stream the account's events as Server-Sent Events",
     description="Each message: `id:` the event id, `event:` the type, `data:` the body exactly "
     "as a webhook delivery carries it. Without `Last-Event-ID` or `after`, from now on; with "

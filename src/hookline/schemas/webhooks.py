@@ -59,9 +59,10 @@ Filter = Annotated[
     str,
     AfterValidator(_compiled_filter),
     Field(
+        json_schema_extra={"minLength": 1, "maxLength": 1024, "pattern": "\\S"},
         description="A CEL expression over `event` (the body as delivered), ..1024 chars; a "
         "delivery is created only when it is true. Example: "
-        '`event.type == "call.completed" && event.data.call_status == "completed"`.'
+        '`event.type == "call.completed" && event.data.call_status == "completed"`.',
     ),
 ]
 RateLimit = Annotated[
