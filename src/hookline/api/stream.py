@@ -29,6 +29,7 @@ from hookline.storage.db import Database
 log = logging.getLogger("hookline.stream")
 router = APIRouter(prefix="/v1/events", tags=["events"])
 STREAMABLE = EVENT_TYPES
+_ONE_TYPE = "|".join(t.replace(".", "\\.") for t in STREAMABLE)
 
 
 class StreamHub:
@@ -121,7 +122,12 @@ async def stream_events(
         str | None, Query(max_length=64, description="Resume after this event.")
     ] = None,
     types: Annotated[
-        str | None, Query(max_length=1000, description="a,b: only these types.")
+        str | None,
+        Query(
+            max_length=1000,
+            description="a,b: only these types.",
+            json_schema_extra={"pattern": f"^({_ONE_TYPE})(,({_ONE_TYPE}))*$"},
+        ),
     ] = None,
     last_event_id: Annotated[str | None, Header(max_length=64)] = None,
 ) -> StreamingResponse:

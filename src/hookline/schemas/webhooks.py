@@ -96,7 +96,7 @@ class WebhookUpdate(RequestModel):
     events: Events | SkipJsonSchema[None] = None
     name: WebhookName | None = None
     is_active: Bool | SkipJsonSchema[None] = None
-    headers: HeaderPatch | None = None
+    headers: HeaderPatch | SkipJsonSchema[None] = None
     filter: Filter | None = None
     rate_limit: RateLimit | None = None
 
