@@ -32,19 +32,27 @@ Events = Annotated[
         json_schema_extra={"minItems": 1},
     ),
 ]
+_HEADER_NAMES = {
+    "propertyNames": {"pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$", "maxLength": 256},
+    "maxProperties": 20,
+}
 Headers = Annotated[
     dict[str, str],
     AfterValidator(routing.normalize_headers),
     Field(
+        json_schema_extra=_HEADER_NAMES,
         description="Up to 20 custom headers sent with every delivery (RFC 9110 names, not "
         "webhook-*, content-type, content-length, host, user-agent, connection or "
-        "transfer-encoding; values ..1024 chars, no CR/LF). Stored encrypted; shown masked."
+        "transfer-encoding; values ..1024 chars, no CR/LF). Stored encrypted; shown masked.",
     ),
 ]
 HeaderPatch = Annotated[
     dict[str, str | None],
     AfterValidator(routing.normalize_header_patch),
-    Field(description="Merged into the current headers; a null value removes that header."),
+    Field(
+        json_schema_extra=_HEADER_NAMES,
+        description="Merged into the current headers; a null value removes that header.",
+    ),
 ]
 
 
