@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 HOOKLINE_HOST ?= 127.0.0.1
 HOOKLINE_PORT ?= 8000
 
-.PHONY: run test install system-deps lint typecheck check pytest fuzz bench clean
+.PHONY: run test install system-deps lint typecheck check pytest screenshots fuzz bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,6 +44,10 @@ pytest: $(STAMP) system-deps
 
 ## Everything CI runs: lint, types, and the whole suite on SQLite and a real PostgreSQL.
 test: lint typecheck pytest
+
+## Regenerate docs/screenshots (the README's pictures); tests alone write theirs to a temp folder.
+screenshots: $(STAMP) system-deps
+	$(BIN)/pytest -q tests/dashboard/test_browser.py --screenshots-dir docs/screenshots
 
 ## A longer schemathesis run against a live server (EXAMPLES=n).
 fuzz: $(STAMP)

@@ -14,15 +14,42 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
+from playwright.async_api import Browser
 
 from hookline.app import create_app
 from hookline.domain import keys
 from hookline.settings import Settings
 from hookline.storage.db import Database
+from tests.support.browser import launched_chromium
 from tests.support.postgres import PostgresServer, running_postgres
 
 BACKENDS = ("sqlite", "postgres")
 TEST_SECRET_KEY = "test-secret-key-not-for-production"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--screenshots-dir",
+        type=Path,
+        default=None,
+        help="keep the browser tests' screenshots here (make screenshots: docs/screenshots)",
+    )
+
+
+@pytest.fixture(scope="session")
+def screenshots(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where browser tests put screenshots: a temporary folder unless --screenshots-dir."""
+    chosen: Path | None = request.config.getoption("--screenshots-dir")
+    if chosen is None:
+        return tmp_path_factory.mktemp("screenshots")
+    chosen.mkdir(parents=True, exist_ok=True)
+    return chosen
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    async with launched_chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="session")

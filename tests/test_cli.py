@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
+from alembic import command
+from sqlalchemy import create_engine
 
-from tests.support.server import run_cli, running_server
+from hookline.storage.migrate import alembic_config, head_revision
+from tests.support.postgres import PostgresServer
+from tests.support.server import CLI, cli_env, free_port, run_cli, running_server
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -88,6 +94,193 @@ def test_cli_refuses_bad_arguments(tmp_path: Path, argv: list[str]) -> None:
     result = run_cli(*argv, env=_env(tmp_path))
     assert result.returncode == 2
     assert "unknown scope" in result.stderr
+
+
+# -- where the CLI is, and what it says (contract: "Running") ------------------------------------
+
+
+def _error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "error" in line.lower()]
+
+
+def _assert_one_line_error(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    errors = _error_lines(result.stderr)
+    assert len(errors) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in errors[0], result.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["accounts", "create", "acme"],
+        ["keys", "create", "--account", "acct_x"],
+        ["keys", "list", "--account", "acct_x"],
+        ["keys", "revoke", "key_x", "--account", "acct_x"],
+        ["worker"],
+    ],
+)
+def test_commands_refuse_a_database_that_does_not_exist(tmp_path: Path, argv: list[str]) -> None:
+    database = tmp_path / "cli.db"
+    result = run_cli(*argv, env=_env(tmp_path))
+    assert result.returncode == 1
+    _assert_one_line_error(result, str(database), "hookline migrate")
+    assert f"hookline: database {database}" in result.stderr
+    assert list(tmp_path.iterdir()) == [], "nothing is created as a side effect"
+
+
+def test_a_relative_database_is_named_by_its_absolute_path(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = subprocess.run(
+        [*CLI, "accounts", "create", "acme"],
+        env=cli_env({"HOOKLINE_DATABASE_URL": "sqlite:///./hookline.db"}),
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    _assert_one_line_error(result, str(elsewhere / "hookline.db"))
+    assert not (elsewhere / "hookline.db").exists()
+
+
+def test_migrate_says_created_then_current_naming_the_file(tmp_path: Path) -> None:
+    database = tmp_path / "cli.db"
+    first = run_cli("migrate", env=_env(tmp_path))
+    assert first.returncode == 0, first.stderr
+    assert f"created {database}" in first.stderr
+    second = run_cli("migrate", env=_env(tmp_path))
+    assert second.returncode == 0, second.stderr
+    assert f"{database} is already at the latest schema" in second.stderr
+    assert f"created {database}" not in second.stderr
+
+
+def test_migrate_says_upgraded_from_which_schema(tmp_path: Path) -> None:
+    database = tmp_path / "cli.db"
+    engine = create_engine(f"sqlite:///{database}")
+    with engine.begin() as connection:
+        command.upgrade(alembic_config(connection), "0001")
+    engine.dispose()
+    result = run_cli("migrate", env=_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert f"upgraded {database} from schema 0001 to {head_revision()}" in result.stderr
+
+
+def test_a_database_without_hookline_schema_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "cli.db").touch()
+    result = run_cli("keys", "list", "--account", "acct_x", env=_env(tmp_path))
+    _assert_one_line_error(result, "has no hookline schema", "hookline migrate")
+
+
+def test_unknown_account_is_one_line_error_for_every_keys_command(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    assert run_cli("migrate", env=env).returncode == 0
+    for argv in (
+        ["keys", "create", "--account", "acct_nope"],
+        ["keys", "list", "--account", "acct_nope"],
+        ["keys", "revoke", "key_x", "--account", "acct_nope"],
+    ):
+        result = run_cli(*argv, env=env)
+        assert result.returncode == 1, argv
+        assert result.stdout == ""
+        _assert_one_line_error(result, "no account acct_nope")
+
+
+def test_unknown_key_to_revoke_is_an_error(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    assert run_cli("migrate", env=env).returncode == 0
+    account = json.loads(run_cli("accounts", "create", "acme", env=env).stdout)["account_id"]
+    result = run_cli("keys", "revoke", "key_nope", "--account", account, env=env)
+    _assert_one_line_error(result, "no live key key_nope")
+
+
+def test_unreachable_postgresql_is_one_line_naming_it_without_password() -> None:
+    url = "postgresql://someone:hunter2@127.0.0.1:1/nowhere"
+    result = run_cli("migrate", env={"HOOKLINE_DATABASE_URL": url, "HOOKLINE_SECRET_KEY": "k"})
+    _assert_one_line_error(result, "someone:***@127.0.0.1:1/nowhere")
+    assert "hunter2" not in result.stderr
+
+
+def test_bad_arguments_are_one_line(tmp_path: Path) -> None:
+    for argv in (["keys", "create"], ["serve", "--port", "99999"], ["accounts", "create", " "]):
+        result = run_cli(*argv, env=_env(tmp_path))
+        assert result.returncode == 2, argv
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert "--help" in result.stderr
+
+
+def test_unknown_hookline_variables_are_named_in_a_warning(tmp_path: Path) -> None:
+    env = {**_env(tmp_path), "HOOKLINE_DATABSE_URL": "x", "HOOKLINE_NONSENSE": "1"}
+    result = run_cli("migrate", env=env)
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert any(
+        "HOOKLINE_DATABSE_URL" in w and "did you mean HOOKLINE_DATABASE_URL" in w for w in warnings
+    )
+    assert any("HOOKLINE_NONSENSE" in w for w in warnings)
+    known = run_cli("migrate", env={**_env(tmp_path), "HOOKLINE_RETENTION_DAYS": "3"})
+    assert "warning" not in known.stderr
+
+
+def test_every_help_has_descriptions_and_defaults() -> None:
+    commands = [
+        ["serve"],
+        ["worker"],
+        ["migrate"],
+        ["accounts", "create"],
+        ["keys", "create"],
+        ["keys", "list"],
+        ["keys", "revoke"],
+        ["users", "add"],
+    ]
+    for argv in commands:
+        result = run_cli(*argv, "--help")
+        assert result.returncode == 0, argv
+        assert "HOOKLINE_DATABASE_URL" in result.stdout, argv
+        options = [line for line in result.stdout.splitlines() if line.startswith("  -")]
+        assert all(len(line.split(None, 2)) >= 2 for line in options), result.stdout
+    create = run_cli("keys", "create", "--help").stdout
+    assert "(default: cli)" in create and "default: every scope" in create
+    serve = run_cli("serve", "--help").stdout
+    assert "HOOKLINE_HOST, else 127.0.0.1" in serve and "HOOKLINE_PORT, else 8000" in serve
+
+
+def test_serve_listens_where_hookline_host_and_port_say(tmp_path: Path) -> None:
+    with running_server(_env(tmp_path), address_from_env=True) as server:
+        assert httpx.get(server.base_url + "/healthz").status_code == 200
+        assert f"database {tmp_path / 'cli.db'} (new: creating it)" in server.logs()
+
+
+def test_serve_on_a_busy_port_fails_at_once_before_migrating(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli("serve", "--port", str(port), env=_env(tmp_path))
+    _assert_one_line_error(result, f"port {port}", "--port")
+    assert not (tmp_path / "cli.db").exists(), "it failed before migrating"
+
+
+def test_serve_refuses_a_database_in_a_folder_that_does_not_exist(tmp_path: Path) -> None:
+    env = {"HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path}/nowhere/h.db"}
+    result = run_cli("serve", "--port", str(free_port()), env=env)
+    _assert_one_line_error(result, f"folder {tmp_path / 'nowhere'} does not exist")
+
+
+def test_postgresql_database_without_schema_is_refused_until_migrated(
+    pg_server: PostgresServer,
+) -> None:
+    env = {"HOOKLINE_DATABASE_URL": pg_server.create_database(), "HOOKLINE_SECRET_KEY": "k"}
+    refused = run_cli("accounts", "create", "acme", env=env)
+    _assert_one_line_error(refused, "has no hookline schema", "hookline migrate")
+    migrated = run_cli("migrate", env=env)
+    assert migrated.returncode == 0, migrated.stderr
+    assert "created postgresql://postgres@" in migrated.stderr
+    assert run_cli("accounts", "create", "acme", env=env).returncode == 0
+    missing = {**env, "HOOKLINE_DATABASE_URL": pg_server.url("no_such_database")}
+    _assert_one_line_error(run_cli("migrate", env=missing), "no_such_database")
 
 
 def test_users_add_prints_a_one_time_link_that_opens_the_dashboard(tmp_path: Path) -> None:

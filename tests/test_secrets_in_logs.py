@@ -86,6 +86,7 @@ def test_webhook_secrets_are_encrypted_at_rest(tmp_path: Path) -> None:
         "HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path}/h.db",
         "HOOKLINE_ALLOW_PRIVATE_TARGETS": "true",
     }
+    assert run_cli("migrate", env=env).returncode == 0
     account = orjson.loads(run_cli("accounts", "create", "rest", env=env).stdout)
     with running_server(env, worker=False) as server:
         created = httpx.post(

@@ -8,15 +8,17 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from hookline import __version__, dashboard
+from hookline import __version__, dashboard, tracing
 from hookline.api import (
     calls,
     conformance,
     contacts,
     deliveries,
+    docs,
     event_types,
     events,
     health,
+    operations,
     stream,
     webhooks,
 )
@@ -70,13 +72,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if hub is not None:
                 await hub.close()
             await db.dispose()
+            tracing.flush()
 
     app = FastAPI(
         title="hookline",
         version=__version__,
         description=API_DESCRIPTION,
         openapi_url="/v1/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # docs.install serves /docs and /redoc without a CDN
         redoc_url=None,
         default_response_class=JSONResponse,
         lifespan=lifespan,
@@ -91,6 +94,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     document_input_rules(app)
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
+    if tracing.configure_from_environment():
+        app.add_middleware(tracing.TracingMiddleware)  # outermost: the span covers the rest
     # stream before events: /v1/events/{event_id} would take /v1/events/stream.
     for module in (
         health,
@@ -98,6 +103,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         calls,
         webhooks,
         deliveries,
+        operations,
         stream,
         events,
         event_types,
@@ -106,4 +112,5 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(module.router)
     event_types.add_webhooks_to_openapi(app)
     dashboard.install(app)
+    docs.install(app)
     return app

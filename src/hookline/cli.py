@@ -1,21 +1,53 @@
-"""``hookline``: serve, worker, migrate, accounts, keys and users."""
+"""``hookline``: serve, worker, migrate, accounts, keys and users.
+
+Every command names the database it uses on stderr. Only ``migrate`` and ``serve`` create one:
+the others refuse a database that does not exist, so a command run from the wrong directory can
+never start a second, empty ``hookline.db`` whose keys the server has never heard of. A failure
+is one line on stderr (``hookline: error: ...``), never a traceback (HOOKLINE_LOG_LEVEL=DEBUG
+adds it).
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import difflib
+import errno
+import os
 import signal
+import socket
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import orjson
 from pydantic import ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 
 from hookline import listen
 from hookline.settings import Settings
 
+if TYPE_CHECKING:
+    from hookline.storage.db import Database
+
 T = TypeVar("T")
+
+DATABASE_HELP = (
+    "The database is HOOKLINE_DATABASE_URL (default: sqlite:///./hookline.db, a file in the "
+    "current directory)."
+)
+# HOOKLINE_* variables read by a command rather than by Settings.
+_COMMAND_VARIABLES = frozenset({"HOOKLINE_API_KEY"})
+
+
+class CliError(Exception):
+    """A failure the person can act on: printed as one line, exit status ``status``."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def load_settings() -> Settings:
@@ -30,24 +62,123 @@ def load_settings() -> Settings:
         raise SystemExit(2) from None
 
 
-def _print_json(value: Any) -> None:
-    sys.stdout.write(orjson.dumps(value).decode() + "\n")
-    sys.stdout.flush()
+def _note(message: str) -> None:
+    print(f"hookline: {message}", file=sys.stderr)
 
 
-def _with_db(settings: Settings, action: Callable[[Any], Awaitable[T]]) -> T:
+def known_variables() -> frozenset[str]:
+    settings = {f"HOOKLINE_{name.upper()}" for name in Settings.model_fields}
+    return frozenset(settings) | _COMMAND_VARIABLES
+
+
+def warn_unknown_variables(environ: Mapping[str, str]) -> None:
+    """A misspelt setting is otherwise silently ignored: name it (and the likely intent)."""
+    known = known_variables()
+    for name in sorted(environ):
+        if not name.upper().startswith("HOOKLINE_") or name.upper() in known:
+            continue
+        close = difflib.get_close_matches(name.upper(), known, n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        _note(f"warning: ignoring unknown variable {name}{hint}")
+
+
+# -- the database --------------------------------------------------------------------------------
+
+
+def database_label(settings: Settings) -> str:
+    """Where the database is, for people: an absolute path, or the URL without its password."""
+    if settings.sqlite_path is not None:
+        return str(settings.sqlite_path.resolve())
+    from sqlalchemy.engine import make_url
+
+    return make_url(settings.database_url).render_as_string(hide_password=True)
+
+
+def _refuse_missing_file(settings: Settings, label: str) -> None:
+    if settings.sqlite_path is not None and not settings.sqlite_path.exists():
+        raise CliError(
+            f"no database at {label}; create it with `hookline migrate`, or set "
+            "HOOKLINE_DATABASE_URL to the one you meant"
+        )
+
+
+async def _bring_to_head(db: Database, label: str, *, may_create: bool) -> str:
+    """Migrate to the latest schema; says and returns "created", "upgraded" or "current"."""
+    from hookline.storage.migrate import head_revision, schema_revision, upgrade_to_head
+
+    before = await schema_revision(db)
+    if before is None and not may_create:
+        raise CliError(f"{label} has no hookline schema; create it with `hookline migrate`")
+    head = head_revision()
+    if before == head:
+        return "current"
+    await upgrade_to_head(db)
+    if before is None:
+        _note(f"created {label} (schema {head})")
+        return "created"
+    _note(f"upgraded {label} from schema {before} to {head}")
+    return "upgraded"
+
+
+@asynccontextmanager
+async def opened_database(
+    settings: Settings, *, may_create: bool = False, outcome: list[str] | None = None
+) -> AsyncIterator[Database]:
+    """The database, named on stderr and at the latest schema; refused when it does not exist
+    unless ``may_create``. ``outcome`` receives what migrating did."""
     from hookline.storage.db import Database
-    from hookline.storage.migrate import upgrade_to_head
+
+    label = database_label(settings)
+    _note(f"database {label}")
+    if not may_create:
+        _refuse_missing_file(settings, label)
+    db = Database(settings)
+    try:
+        try:
+            done = await _bring_to_head(db, label, may_create=may_create)
+        except (OSError, SQLAlchemyError) as exc:
+            raise CliError(f"cannot use the database {label}: {_first_line(exc)}") from None
+        if outcome is not None:
+            outcome.append(done)
+        yield db
+    finally:
+        await db.dispose()
+
+
+def _with_db(settings: Settings, action: Callable[[Database], Awaitable[T]]) -> T:
+    """Run ``action`` on an existing database (see :func:`opened_database`)."""
 
     async def run() -> T:
-        db = Database(settings)
-        try:
-            await upgrade_to_head(db)
+        async with opened_database(settings) as db:
             return await action(db)
-        finally:
-            await db.dispose()
 
     return asyncio.run(run())
+
+
+# -- serve and worker ----------------------------------------------------------------------------
+
+
+def listen_socket(host: str, port: int) -> socket.socket:
+    """Bind now, before anything else starts: a busy port fails at once, naming the option."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except socket.gaierror as exc:
+        raise CliError(f"cannot listen on {host!r}: {exc.strerror}; check --host") from None
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise CliError(
+                f"port {port} on {host} is already in use (another hookline serve?); "
+                "choose another with --port (or HOOKLINE_PORT)"
+            ) from None
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror}; check --host") from None
+    return sock
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -58,10 +189,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from hookline.runtime import settle_heap
 
     settings = load_settings()
+    host = args.host or settings.host
+    port = args.port or settings.port
+    listener = listen_socket(host, port)
+    label = database_label(settings)
+    path = settings.sqlite_path
+    missing = path is not None and not path.exists()
+    _note(f"database {label}" + (" (new: creating it)" if missing else ""))
+    if path is not None and missing and not path.resolve().parent.is_dir():
+        raise CliError(f"cannot create {label}: the folder {path.resolve().parent} does not exist")
     configure_logging(settings.log_level)
     app = create_app(settings)
     settle_heap()
-    uvicorn.run(app, host=args.host, port=args.port, **server_options())
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **server_options()))
+    server.run(sockets=[listener])
+    if not server.started:
+        raise CliError("the server did not start; the log above says why", status=3)
     return 0
 
 
@@ -87,8 +230,6 @@ def cmd_worker(_args: argparse.Namespace) -> int:
     from hookline.delivery.worker import run_worker
     from hookline.logs import configure_logging
     from hookline.runtime import settle_heap
-    from hookline.storage.db import Database
-    from hookline.storage.migrate import upgrade_to_head
 
     settings = load_settings()
     configure_logging(settings.log_level)
@@ -99,12 +240,8 @@ def cmd_worker(_args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
-        db = Database(settings)
-        try:
-            await upgrade_to_head(db)
+        async with opened_database(settings) as db:
             await run_worker(settings, db, stop)
-        finally:
-            await db.dispose()
 
     _run(work())
     return 0
@@ -120,21 +257,62 @@ def _run(main: Coroutine[Any, Any, None]) -> None:
         uvloop.run(main)
 
 
+# -- migrate, accounts, keys ---------------------------------------------------------------------
+
+
 def cmd_migrate(_args: argparse.Namespace) -> int:
     settings = load_settings()
+    outcome: list[str] = []
 
-    async def done(_db: Any) -> None:
-        return None
+    async def migrate() -> None:
+        async with opened_database(settings, may_create=True, outcome=outcome):
+            pass
 
-    _with_db(settings, done)
-    print("hookline: database is at the latest schema", file=sys.stderr)
+    asyncio.run(migrate())
+    if outcome == ["current"]:
+        _note(f"{database_label(settings)} is already at the latest schema")
     return 0
+
+
+def _print_json(value: Any) -> None:
+    sys.stdout.write(orjson.dumps(value).decode() + "\n")
+    sys.stdout.flush()
+
+
+def _name(value: str) -> str:
+    """argparse type for account and key names: 1-200 printable characters."""
+    name = value.strip()
+    if not 1 <= len(name) <= 200:
+        raise argparse.ArgumentTypeError("must be 1 to 200 characters")
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise argparse.ArgumentTypeError("must not contain control characters")
+    return name
+
+
+def _scopes(value: str) -> list[str]:
+    from hookline.domain import keys
+
+    scopes = [s.strip() for s in value.split(",") if s.strip()]
+    try:
+        return keys.normalize_scopes(scopes)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+async def _require_account(conn: Any, account_id: str) -> None:
+    from hookline.domain import keys
+
+    if not await keys.account_exists(conn, account_id):
+        raise CliError(
+            f"no account {account_id} in this database (see `hookline accounts create`, or "
+            "the dashboard's sign-up)"
+        )
 
 
 def cmd_accounts_create(args: argparse.Namespace) -> int:
     from hookline.domain import keys
 
-    async def create(db: Any) -> dict[str, str]:
+    async def create(db: Database) -> dict[str, str]:
         async with db.begin() as conn:
             account_id = await keys.create_account(conn, args.name)
             api_key, _record = await keys.create_key(conn, account_id, "default")
@@ -147,16 +325,10 @@ def cmd_accounts_create(args: argparse.Namespace) -> int:
 def cmd_keys_create(args: argparse.Namespace) -> int:
     from hookline.domain import keys
 
-    scopes = [s.strip() for s in args.scopes.split(",")] if args.scopes else None
-    try:
-        keys.normalize_scopes(scopes)
-    except ValueError as exc:
-        print(f"hookline: {exc}", file=sys.stderr)
-        return 2
-
-    async def create(db: Any) -> dict[str, Any]:
+    async def create(db: Database) -> dict[str, Any]:
         async with db.begin() as conn:
-            api_key, record = await keys.create_key(conn, args.account, args.name, scopes)
+            await _require_account(conn, args.account)
+            api_key, record = await keys.create_key(conn, args.account, args.name, args.scopes)
         return {"api_key": api_key, **record}
 
     _print_json(_with_db(load_settings(), create))
@@ -166,8 +338,9 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 def cmd_keys_list(args: argparse.Namespace) -> int:
     from hookline.domain import keys
 
-    async def listing(db: Any) -> list[dict[str, Any]]:
+    async def listing(db: Database) -> list[dict[str, Any]]:
         async with db.read() as conn:
+            await _require_account(conn, args.account)
             return await keys.list_keys(conn, args.account)
 
     for record in _with_db(load_settings(), listing):
@@ -178,105 +351,188 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
     from hookline.domain import keys
 
-    async def revoke(db: Any) -> bool:
+    async def revoke(db: Database) -> bool:
         async with db.begin() as conn:
+            await _require_account(conn, args.account)
             return await keys.revoke_key(conn, args.account, args.key_id)
 
     if not _with_db(load_settings(), revoke):
-        print(f"hookline: no live key {args.key_id} in account {args.account}", file=sys.stderr)
-        return 1
+        raise CliError(f"no live key {args.key_id} in account {args.account}")
     _print_json({"id": args.key_id, "revoked": True})
     return 0
+
+
+def _email(value: str) -> str:
+    """argparse type for an e-mail address, in its canonical form."""
+    from hookline.dashboard import users
+
+    try:
+        return users.canonical_email(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_users_add(args: argparse.Namespace) -> int:
     """Prints a one-time link (24 h) where the person chooses a password and joins the account."""
     from hookline.dashboard import links, people, users
 
-    try:
-        email = users.canonical_email(args.email)
-    except ValueError as exc:
-        print(f"hookline: --email: {exc}", file=sys.stderr)
-        return 2
     settings = load_settings()
 
-    async def add(db: Any) -> str | None:
+    async def add(db: Database) -> str:
         async with db.begin() as conn:
-            if await users.find_user(conn, email) is not None:
-                print(f"hookline: {email} already has a dashboard login", file=sys.stderr)
-                return None
+            if await users.find_user(conn, args.email) is not None:
+                raise CliError(f"{args.email} already has a dashboard login")
             try:
-                link, _mail = await people.invite(conn, settings, args.account, email)
+                link, _mail = await people.invite(conn, settings, args.account, args.email)
             except people.NoSuchAccount:
-                print(f"hookline: no account {args.account}", file=sys.stderr)
-                return None
+                raise CliError(f"no account {args.account} in this database") from None
         return link
 
     link = _with_db(settings, add)
-    if link is None:
-        return 1
     hours = int(links.LIFETIMES[links.INVITE].total_seconds() // 3600)
-    print(
-        f"hookline: send this link to {email}; it works once, for {hours} hours:", file=sys.stderr
-    )
+    _note(f"send this link to {args.email}; it works once, for {hours} hours:")
     print(link)
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hookline", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+# -- the parser ----------------------------------------------------------------------------------
 
-    serve = commands.add_parser("serve", help="run the API, dashboard and delivery worker")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's, with a usage error on one line that points at ``--help``."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Shows every option's default after its description (except "no default")."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if action.default not in (None, argparse.SUPPRESS, False) and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError("must be 1-65535")
+    return port
+
+
+def _command(
+    commands: Any, name: str, summary: str, description: str = DATABASE_HELP
+) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = commands.add_parser(
+        name,
+        help=summary,
+        description=f"{summary[0].upper()}{summary[1:]}.\n\n{description}",
+        formatter_class=_HelpFormatter,
+    )
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="hookline",
+        description="Contacts, calls and signed webhook delivery.",
+        epilog=f"{DATABASE_HELP} Every setting: docs/operations.md.",
+        formatter_class=_HelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = _command(
+        commands,
+        "serve",
+        "run the API, dashboard and delivery worker",
+        f"{DATABASE_HELP} serve creates it if it does not exist.",
+    )
+    serve.add_argument(
+        "--host", help="address to listen on (default: HOOKLINE_HOST, else 127.0.0.1)"
+    )
+    serve.add_argument(
+        "--port", type=_port, help="port to listen on (default: HOOKLINE_PORT, else 8000)"
+    )
     serve.set_defaults(func=cmd_serve)
 
-    commands.add_parser("worker", help="run a delivery worker only").set_defaults(func=cmd_worker)
-    commands.add_parser("migrate", help="bring the database to the latest schema").set_defaults(
-        func=cmd_migrate
-    )
+    _command(commands, "worker", "run a delivery worker only").set_defaults(func=cmd_worker)
+    _command(
+        commands,
+        "migrate",
+        "create the database, or bring it to the latest schema",
+    ).set_defaults(func=cmd_migrate)
 
-    accounts = commands.add_parser("accounts", help="manage accounts").add_subparsers(
-        dest="action", required=True
-    )
-    create_account = accounts.add_parser("create", help="create an account and its first key")
-    create_account.add_argument("name")
+    accounts = commands.add_parser(
+        "accounts", help="manage accounts", formatter_class=_HelpFormatter
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    create_account = _command(accounts, "create", "create an account and its first key")
+    create_account.add_argument("name", type=_name, help="the account's name, e.g. your company")
     create_account.set_defaults(func=cmd_accounts_create)
 
-    key_commands = commands.add_parser("keys", help="manage API keys").add_subparsers(
-        dest="action", required=True
+    key_commands = commands.add_parser(
+        "keys", help="manage API keys", formatter_class=_HelpFormatter
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    create_key = _command(key_commands, "create", "create a key (printed once)")
+    create_key.add_argument("--account", required=True, help="the account's id (acct_...)")
+    create_key.add_argument("--name", type=_name, default="cli", help="a label for the key")
+    create_key.add_argument(
+        "--scopes", type=_scopes, help="comma-separated scopes (default: every scope)"
     )
-    create_key = key_commands.add_parser("create", help="create a key (printed once)")
-    create_key.add_argument("--account", required=True)
-    create_key.add_argument("--name", default="cli")
-    create_key.add_argument("--scopes", help="comma-separated; default: all scopes")
     create_key.set_defaults(func=cmd_keys_create)
-    list_keys = key_commands.add_parser("list", help="list an account's keys")
-    list_keys.add_argument("--account", required=True)
+    list_keys = _command(key_commands, "list", "list an account's keys, one JSON line each")
+    list_keys.add_argument("--account", required=True, help="the account's id (acct_...)")
     list_keys.set_defaults(func=cmd_keys_list)
-    revoke_key = key_commands.add_parser("revoke", help="revoke a key at once")
-    revoke_key.add_argument("key_id")
-    revoke_key.add_argument("--account", required=True)
+    revoke_key = _command(key_commands, "revoke", "revoke a key at once")
+    revoke_key.add_argument("key_id", help="the key's id (key_...), from `keys list`")
+    revoke_key.add_argument("--account", required=True, help="the account's id (acct_...)")
     revoke_key.set_defaults(func=cmd_keys_revoke)
-    listen.add_parser(commands)
+    listen.add_arguments(_command(commands, "listen", listen.SUMMARY, listen.DESCRIPTION))
 
     user_commands = commands.add_parser(
-        "users", help="manage the people who use an account's dashboard"
-    ).add_subparsers(dest="action", required=True)
-    add_user = user_commands.add_parser(
+        "users",
+        help="manage the people who use an account's dashboard",
+        formatter_class=_HelpFormatter,
+    ).add_subparsers(dest="action", required=True, metavar="ACTION")
+    add_user = _command(
+        user_commands,
         "add",
-        help="print a one-time link (valid 24 h) where someone sets a password for the dashboard",
-        description="Print a one-time link (valid 24 hours) where this person chooses a password "
-        "and joins the account's dashboard. Links start with HOOKLINE_PUBLIC_URL.",
+        "print a one-time link (valid 24 h) where someone sets a password for the dashboard",
+        f"The link starts with HOOKLINE_PUBLIC_URL. {DATABASE_HELP}",
     )
-    add_user.add_argument("--account", required=True, help="the account id (acc_...)")
-    add_user.add_argument("--email", required=True, help="the person's e-mail address")
+    add_user.add_argument("--account", required=True, help="the account's id (acct_...)")
+    add_user.add_argument("--email", required=True, type=_email, help="the person's e-mail address")
     add_user.set_defaults(func=cmd_users_add)
     return parser
 
 
+# -- running a command ---------------------------------------------------------------------------
+
+
+def _first_line(exc: BaseException) -> str:
+    # A database driver's error (SQLAlchemy wraps it) says what went wrong in its first line.
+    cause = getattr(exc, "orig", None) or exc
+    lines = str(cause).strip().splitlines()
+    return lines[0] if lines else type(cause).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    result: int = args.func(args)
-    return result
+    warn_unknown_variables(os.environ)
+    try:
+        status: int = args.func(args)
+    except CliError as exc:
+        _note(f"error: {exc}")
+        return exc.status
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if os.environ.get("HOOKLINE_LOG_LEVEL", "").upper() == "DEBUG":
+            traceback.print_exc()
+        _note(f"error: {type(exc).__name__}: {_first_line(exc)}")
+        return 1
+    return status

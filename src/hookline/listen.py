@@ -34,12 +34,18 @@ class Message:
     data: str = ""
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    listen = commands.add_parser(
-        "listen", help="forward the account's events, signed, to a local URL"
-    )
+SUMMARY = "forward the account's events, signed, to a local URL"
+DESCRIPTION = (
+    "Streams the account's events from the API (GET /v1/events/stream) and POSTs each to "
+    "--forward-to, signed with a secret printed once for this session. Uses no database."
+)
+
+
+def add_arguments(listen: argparse.ArgumentParser) -> None:
     listen.add_argument("--forward-to", required=True, help="e.g. http://localhost:3000/hooks")
-    listen.add_argument("--api-url", default=DEFAULT_API_URL)
+    listen.add_argument(
+        "--api-url", default=DEFAULT_API_URL, help="the hookline API to stream from"
+    )
     listen.add_argument("--key", help="API key (default: $HOOKLINE_API_KEY)")
     listen.add_argument("--events", help="comma-separated event types (default: all)")
     listen.set_defaults(func=cmd_listen)

@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     signup: Literal["open", "closed"] = "open"
     secret_key: str | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # The defaults of `hookline serve --host/--port`.
+    host: str = Field(default="127.0.0.1", min_length=1)
+    port: int = Field(default=8000, ge=1, le=65535)
     # Run the delivery worker inside `hookline serve` (the single-process default).
     worker_in_process: bool = True
     # Cookies get the Secure flag; set when served behind https.

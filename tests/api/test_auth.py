@@ -34,6 +34,21 @@ async def test_bad_credentials_are_401_with_www_authenticate(
     assert response.json()["error"]["code"] == "unauthenticated"
 
 
+async def test_each_refusal_says_what_is_wrong_with_the_key(client: httpx.AsyncClient) -> None:
+    good = keys.generate_key()
+    typo = good[:12] + ("B" if good[12] != "B" else "C") + good[13:]
+    expected = {
+        "not-a-key": "expected hl_live_..., 46 chars",
+        good[:-1]: "expected hl_live_..., 46 chars",
+        typo: "checksum does not match",
+        good: "unknown or was revoked",
+    }
+    for key, fragment in expected.items():
+        response = await client.get("/v1/contacts", headers={"Authorization": f"Bearer {key}"})
+        assert response.status_code == 401
+        assert fragment in response.json()["error"]["message"], key
+
+
 async def test_well_formed_unknown_key_is_401(client: httpx.AsyncClient) -> None:
     response = await client.get(
         "/v1/contacts", headers={"Authorization": f"Bearer {keys.generate_key()}"}

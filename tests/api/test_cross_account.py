@@ -7,6 +7,7 @@ test fails asking for a request body for it).
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -15,7 +16,7 @@ from fastapi import FastAPI
 from hookline import ids
 from hookline.storage.db import Database
 from hookline.storage.models import deliveries
-from hookline.timeutil import utcnow
+from hookline.timeutil import iso, utcnow
 from tests.conftest import Account
 from tests.support.routes import http_routes
 
@@ -24,6 +25,7 @@ BODIES: dict[tuple[str, str], dict[str, Any] | None] = {
     ("PATCH", "/v1/contacts/{contact_id}"): {"first_name": "Mallory"},
     ("POST", "/v1/calls/{call_id}/complete"): {"call_status": "completed"},
     ("PATCH", "/v1/webhooks/{webhook_id}"): {"is_active": False, "url": "http://127.0.0.1:9/x"},
+    ("POST", "/v1/webhooks/{webhook_id}/recover"): {"since": iso(utcnow() - timedelta(hours=1))},
 }
 NO_BODY = {"GET", "DELETE"}
 BODYLESS_POSTS = re.compile(r"/(rotate-secret|test|retry|conformance)$")

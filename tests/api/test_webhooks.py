@@ -331,6 +331,7 @@ async def test_private_targets_are_refused_at_create_and_patch(
     client, account = guarded_client
     response = await client.post("/v1/webhooks", json={**HOOK, "url": url}, headers=account.headers)
     assert fragment in field_errors(response)["url"]
+    assert "HOOKLINE_ALLOW_PRIVATE_TARGETS=true" in field_errors(response)["url"]
     public = await create(client, account.headers, url="https://93.184.215.14/hooks")
     path = f"/v1/webhooks/{public['id']}"
     patched = await client.patch(path, json={"url": url}, headers=account.headers)

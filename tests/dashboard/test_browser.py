@@ -1,87 +1,33 @@
 """The whole journey in a real browser (Debian's Chromium, headless, driven by Playwright)
 against the real ``hookline serve`` and a real webhook receiver.
 
-Screenshots of the main pages are written to docs/screenshots/ on every run (the README shows
-them). Playwright's own browser download is never used: ``scripts/install-system-deps.sh`` installs
-/usr/bin/chromium.
+Screenshots of the main pages go to the ``screenshots`` folder: a temporary one, or
+docs/screenshots with ``make screenshots`` (the README shows them).
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
 import pytest
-from playwright.async_api import (
-    Browser,
-    Locator,
-    Page,
-    ViewportSize,
-    async_playwright,
-    expect,
-)
+from playwright.async_api import Browser, Page, expect
 from standardwebhooks import Webhook
 
+from tests.support import browser as support
+from tests.support.browser import LAPTOP, PHONE, assert_fits_width, reload_until_visible
 from tests.support.receiver import Receiver
 from tests.support.server import async_running_server
 
 pytestmark = pytest.mark.slow
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 PASSWORD = "a long and unguessable passphrase"
-LAPTOP: ViewportSize = {"width": 1280, "height": 860}
-PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
-@pytest.fixture
-def chromium() -> Path:
-    if not CHROMIUM.exists():
-        pytest.fail("Chromium is missing: run scripts/install-system-deps.sh (make test does)")
-    return CHROMIUM
+async def test_journey(browser: Browser, tmp_path: Path, screenshots: Path) -> None:
+    async def shot(page: Page, name: str) -> None:
+        await support.shot(page, screenshots, name)
 
-
-@pytest.fixture
-async def browser(chromium: Path) -> AsyncIterator[Browser]:
-    async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=str(chromium), args=CHROMIUM_ARGS, headless=True
-        )
-        try:
-            yield launched
-        finally:
-            await launched.close()
-
-
-async def shot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    await page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
-
-
-async def reload_until_visible(page: Page, locator: Locator, within: float = 15.0) -> None:
-    """Deliveries happen in the background: reload the page until ``locator`` shows up."""
-    deadline = time.monotonic() + within
-    while True:
-        try:
-            await expect(locator.first).to_be_visible(timeout=500)
-            return
-        except AssertionError:
-            if time.monotonic() > deadline:
-                raise
-            await page.reload()
-
-
-async def test_journey(browser: Browser, tmp_path: Path) -> None:
     env = {
         "HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite",
         "HOOKLINE_ALLOW_PRIVATE_TARGETS": "true",
@@ -192,7 +138,6 @@ async def test_journey(browser: Browser, tmp_path: Path) -> None:
         await phone_page.set_viewport_size(PHONE)
         await phone_page.goto(webhook_url)
         await expect(phone_page.get_by_role("heading", name="CRM sync")).to_be_visible()
-        width = await phone_page.evaluate("document.documentElement.scrollWidth")
-        assert width <= PHONE["width"], "the page scrolls sideways on a phone"
+        await assert_fits_width(phone_page)
         await shot(phone_page, "webhook-phone")
         await context.close()

@@ -47,18 +47,26 @@ CRASH_ENV = {
 
 
 class WorkerPool:
-    """`hookline worker` subprocesses, killed with SIGKILL and replaced on demand."""
+    """`hookline worker` subprocesses, killed with SIGKILL and replaced on demand.
+
+    Only a worker that has started (its log says so) is a victim: a worker killed while still
+    importing proves nothing, and on a loaded machine start-up alone can outlast the chaos
+    cadence, so killing at random would leave no worker alive long enough to deliver anything.
+    """
 
     def __init__(self, env: dict[str, str], log_dir: Path) -> None:
-        self.env = cli_env(env)
+        # INFO, so that the "delivery worker ... started" line shows when a worker is running.
+        self.env = cli_env({**env, "HOOKLINE_LOG_LEVEL": "INFO"})
         self.log_dir = log_dir
         self.processes: list[subprocess.Popen[bytes]] = []
+        self.logs: dict[int, Path] = {}
         self.kills = 0
         self.started = 0
 
     def start_one(self) -> None:
         self.started += 1
-        log = (self.log_dir / f"worker-{self.started}.log").open("wb")
+        path = self.log_dir / f"worker-{self.started}.log"
+        log = path.open("wb")
         process = subprocess.Popen(
             [sys.executable, "-m", "hookline", "worker"],
             env=self.env,
@@ -67,16 +75,22 @@ class WorkerPool:
             start_new_session=True,
         )
         self.processes.append(process)
+        self.logs[process.pid] = path
 
-    def kill_one(self) -> None:
-        alive = [p for p in self.processes if p.poll() is None]
-        if not alive:
-            return
-        victim = random.choice(alive)
+    def _running(self, process: subprocess.Popen[bytes]) -> bool:
+        return process.poll() is None and b"started" in self.logs[process.pid].read_bytes()
+
+    def kill_one(self) -> bool:
+        """SIGKILL a random running worker; False when none has started yet."""
+        running = [p for p in self.processes if self._running(p)]
+        if not running:
+            return False
+        victim = random.choice(running)
         victim.send_signal(signal.SIGKILL)
         victim.wait()
         self.kills += 1
         self.processes.remove(victim)
+        return True
 
     def stop_all(self) -> None:
         for process in self.processes:
@@ -95,13 +109,13 @@ class WorkerPool:
 
 @asynccontextmanager
 async def chaos(pool: WorkerPool) -> AsyncIterator[None]:
-    """Kill a random worker every 0.3-0.8 s and start a replacement, until the block ends."""
+    """Every 0.3-0.8 s kill a running worker and start a replacement, until the block ends."""
 
     async def loop() -> None:
         while True:
             await asyncio.sleep(random.uniform(0.3, 0.8))  # the chaos cadence, not a wait
-            pool.kill_one()
-            pool.start_one()
+            if pool.kill_one():
+                pool.start_one()
 
     task = asyncio.create_task(loop())
     try:
@@ -138,6 +152,7 @@ async def test_sigkilled_workers_lose_no_event(
     backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     env = {**CRASH_ENV, "HOOKLINE_DATABASE_URL": make_database_url(backend_name, tmp_path, request)}
+    assert (await arun_cli("migrate", env=env)).returncode == 0
     created = await arun_cli("accounts", "create", "crash", env=env)
     assert created.returncode == 0, created.stderr
     account = json.loads(created.stdout)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from datetime import timedelta
 from typing import Any
@@ -282,6 +283,35 @@ async def test_a_crashed_workers_claim_is_resent_after_its_lease_expires(env: En
     assert first.headers["webhook-id"] == second.headers["webhook-id"] == event
     assert second.received_at - first.received_at >= 0.9  # not before the lease expired
     assert done.attempts == 1 and survivor.id != crashed.id
+
+
+async def test_a_second_worker_on_the_database_is_noticed_by_both(
+    env: Env, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="hookline.delivery")
+    quick = {"delivery_lease_seconds": 1.0, "delivery_total_timeout": 0.5}
+    first = await env.worker(**quick)
+    assert not [r for r in caplog.records if hasattr(r, "peer_worker_id")], "alone: no notice"
+    second = await env.worker(**quick)
+
+    def notices(by: Worker, of: Worker) -> list[logging.LogRecord]:
+        return [
+            r
+            for r in caplog.records
+            if getattr(r, "worker_id", None) == by.id
+            and getattr(r, "peer_worker_id", None) == of.id
+        ]
+
+    async def first_noticed() -> list[logging.LogRecord]:
+        return notices(first, second)
+
+    [at_start] = notices(second, first)  # the newcomer sees the other at once
+    [at_heartbeat] = await eventually(first_noticed, what="a notice at the next heartbeat")
+    # Two servers on one SQLite file is usually a mistake; several on PostgreSQL, the design.
+    level = logging.WARNING if env.db.is_sqlite else logging.INFO
+    assert at_start.levelno == at_heartbeat.levelno == level
+    assert "shares this database" in at_start.getMessage()
+    assert first.id in at_start.getMessage()
 
 
 async def test_graceful_stop_releases_unfinished_claims(env: Env) -> None:

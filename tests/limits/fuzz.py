@@ -62,6 +62,7 @@ def run_fuzz(examples: int, seed: int = 20261122) -> tuple[subprocess.CompletedP
     scratch = "/dev/shm" if Path("/dev/shm").is_dir() else None
     with tempfile.TemporaryDirectory(prefix="hookline-fuzz-", dir=scratch) as tmp:
         env = fuzz_env(Path(tmp))
+        run_cli("migrate", env=env)  # the CLI never creates a database as a side effect
         created = run_cli("accounts", "create", "fuzz", env=env)
         if created.returncode != 0:
             raise RuntimeError(created.stderr)

@@ -23,6 +23,7 @@ CHUNK = 64 * 1024
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProcess, str]]:
     env = {"HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path_factory.mktemp('body')}/h.db"}
+    assert run_cli("migrate", env=env).returncode == 0
     created = run_cli("accounts", "create", "limits", env=env)
     assert created.returncode == 0, created.stderr
     api_key = orjson.loads(created.stdout)["api_key"]

@@ -90,6 +90,11 @@ async def retry_delivery(client: httpx.AsyncClient, owner: Account, db: Database
     return Post(f"/v1/webhooks/{webhook['id']}/deliveries/{delivery['id']}/retry")
 
 
+async def recover(client: httpx.AsyncClient, owner: Account, _db: Database) -> Post:
+    webhook = await _webhook(client, owner)
+    return Post(f"/v1/webhooks/{webhook['id']}/recover", {"since": webhook["created_at"]})
+
+
 # route path -> (the scope it needs, how to make one successful request to it)
 RECIPES: dict[str, tuple[str, Recipe]] = {
     "/v1/contacts": ("contacts:write", create_contact),
@@ -100,6 +105,7 @@ RECIPES: dict[str, tuple[str, Recipe]] = {
     "/v1/webhooks/{webhook_id}/test": ("webhooks:write", send_test_event),
     "/v1/webhooks/{webhook_id}/conformance": ("webhooks:write", check_receiver),
     "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry": ("webhooks:write", retry_delivery),
+    "/v1/webhooks/{webhook_id}/recover": ("webhooks:write", recover),
 }
 
 

@@ -147,16 +147,25 @@ def _ready_status(url: str) -> int | None:
 
 
 def _start(
-    env: Mapping[str, str], *, worker: bool, args: tuple[str, ...], log_dir: Path
+    env: Mapping[str, str],
+    *,
+    worker: bool,
+    args: tuple[str, ...],
+    log_dir: Path,
+    address_from_env: bool = False,
 ) -> ServerProcess:
     port = free_port()
     merged = cli_env(env)
     if "HOOKLINE_WORKER_IN_PROCESS" not in env:
         merged["HOOKLINE_WORKER_IN_PROCESS"] = "true" if worker else "false"
+    address = ["--host", "127.0.0.1", "--port", str(port)]
+    if address_from_env:
+        merged.update(HOOKLINE_HOST="127.0.0.1", HOOKLINE_PORT=str(port))
+        address = []
     log_path = log_dir / "server.log"
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            [*CLI, "serve", "--host", "127.0.0.1", "--port", str(port), *args],
+            [*CLI, "serve", *address, *args],
             env=merged,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -198,17 +207,22 @@ def running_server(
     args: tuple[str, ...] = (),
     start_timeout: float = START_TIMEOUT,
     stop_timeout: float = STOP_TIMEOUT,
+    address_from_env: bool = False,
 ) -> Iterator[ServerProcess]:
     """Run ``hookline serve`` on a free port until the block exits.
 
     ``env`` (``HOOKLINE_*``) is merged over os.environ. ``worker`` sets
-    ``HOOKLINE_WORKER_IN_PROCESS`` unless ``env`` sets it. Yields once ``GET /readyz`` answers
-    200; raises with the captured output if the process exits or is not ready in time.
+    ``HOOKLINE_WORKER_IN_PROCESS`` unless ``env`` sets it. The address is given as
+    ``--host/--port``, or with ``address_from_env`` as HOOKLINE_HOST/HOOKLINE_PORT. Yields once
+    ``GET /readyz`` answers 200; raises with the captured output if the process exits or is not
+    ready in time.
     """
     log_dir = Path(tempfile.mkdtemp(prefix="hookline-serve-"))
     server: ServerProcess | None = None
     try:
-        server = _start(env, worker=worker, args=args, log_dir=log_dir)
+        server = _start(
+            env, worker=worker, args=args, log_dir=log_dir, address_from_env=address_from_env
+        )
         _wait_ready(server, start_timeout)
         yield server
     finally:

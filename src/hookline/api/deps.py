@@ -59,16 +59,23 @@ async def authenticate(request: Request) -> AuthContext:
     # apart costs a second check only on the error path.
     context = await keys.authenticate(db, token)
     if context is None:
-        if not keys.is_well_formed(token):
-            raise Unauthenticated(
-                "This is not a hookline API key (expected hl_live_..., 46 chars)."
-            )
-        raise Unauthenticated("This API key is unknown or was revoked.")
+        raise Unauthenticated(_why_refused(token))
     request.state.account_id = context.account_id
     await enforce_rate_limit(request, context)
     request.state.auth_context = context
     _remember_use(request, db, context)
     return context
+
+
+def _why_refused(token: str) -> str:
+    if not keys.has_key_shape(token):
+        return f"This is not a hookline API key (expected hl_live_..., {keys.KEY_LENGTH} chars)."
+    if not keys.is_well_formed(token):
+        return (
+            "This API key's checksum does not match: a character was mistyped or changed. "
+            "Copy the key again."
+        )
+    return "This API key is unknown or was revoked."
 
 
 def _remember_use(request: Request, db: Database, context: AuthContext) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
-from fastapi.responses import Response
+from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from hookline.dashboard import (
@@ -19,6 +19,7 @@ from hookline.dashboard import (
     pages_contacts,
     pages_home,
     pages_keys,
+    pages_operations,
     pages_people,
     pages_webhooks,
 )
@@ -41,6 +42,16 @@ async def _login_required(request: Request, exc: Exception) -> Response:
     return redirect(request, target)
 
 
+async def _home() -> RedirectResponse:
+    # Whoever types the bare address wants the dashboard (sign up, keys, deliveries).
+    return RedirectResponse(PREFIX, status_code=307)
+
+
+async def _favicon() -> FileResponse:
+    # Browsers ask for /favicon.ico on pages without a <link rel="icon"> (the JSON API's).
+    return FileResponse(STATIC_DIR / "favicon.svg", media_type="image/svg+xml")
+
+
 def install(app: FastAPI) -> None:
     app.state.dashboard_throttle = Throttle()
     app.mount(f"{PREFIX}/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
@@ -50,6 +61,7 @@ def install(app: FastAPI) -> None:
         pages_people,
         pages_keys,
         pages_webhooks,
+        pages_operations,
         pages_contacts,
         pages_activity,
         pages_home,
@@ -57,3 +69,5 @@ def install(app: FastAPI) -> None:
         app.include_router(module.router, include_in_schema=False)
     app.add_exception_handler(PageError, _page_error)
     app.add_exception_handler(LoginRequired, _login_required)
+    app.add_api_route("/", _home, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/favicon.ico", _favicon, methods=["GET"], include_in_schema=False)

@@ -17,6 +17,7 @@ from hookline.api.deps import events_committed
 from hookline.crypto import SecretBox
 from hookline.dashboard.csrf import CheckedForm
 from hookline.dashboard.listing import PAGE_SIZE, cursor_id, field_errors, next_page_url, text
+from hookline.dashboard.pages_operations import webhook_health
 from hookline.dashboard.sessions import CurrentSession
 from hookline.dashboard.web import (
     PREFIX,
@@ -192,7 +193,9 @@ async def show_webhook(
             cursor=cursor_id(cursor),
             status=status if status in DELIVERY_STATUSES else None,
         )
+        health = await webhook_health(conn, webhook_id, _settings(request))
     context = {
+        **health,
         "webhook": webhook,
         "deliveries": deliveries,
         "next_url": next_page_url(request, next_id) if next_id else None,

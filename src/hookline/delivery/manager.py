@@ -39,7 +39,7 @@ the cancel UPDATE takes the same row locks as the claim.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -65,8 +65,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hookline import ids
-from hookline.delivery import filters
+from hookline import ids, tracing
+from hookline.delivery import filters, stats
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_payload
@@ -76,9 +76,12 @@ from hookline.storage.direct import DirectStatement
 from hookline.storage.lists import StringList, in_list, not_in_list
 from hookline.storage.models import deliveries as dlv
 from hookline.storage.models import delivery_attempts, events, webhooks, workers
+from hookline.storage.outbox import record_event
 from hookline.timeutil import iso, utcnow
 
 TEST_EVENT_TYPE = "webhook.test"
+# Alerts about one webhook (events.about_webhook_id): never delivered to that webhook.
+ALERT_EVENT_TYPES = ("webhook.disabled", "delivery.exhausted")
 # SQLite and PostgreSQL only use the partial indexes (ix_deliveries_due, ix_events_undispatched)
 # when the query repeats their predicate as a constant, not as a bound parameter.
 IS_PENDING = dlv.c.status == literal_column("'pending'")
@@ -94,6 +97,20 @@ LAST_ERROR_LIMIT = 1000
 # once, for PostgreSQL: SQLite's compiler drops ``FOR UPDATE``, and its single writer
 # (``BEGIN IMMEDIATE``) already serializes the worker's transactions.
 _NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
+# A delivery as the deliveries API shows it (``delivery_json``).
+_DELIVERY_COLUMNS = (
+    dlv.c.id,
+    dlv.c.webhook_id,
+    dlv.c.event_id,
+    dlv.c.event_type,
+    dlv.c.status,
+    dlv.c.attempts,
+    dlv.c.last_status_code,
+    dlv.c.last_error,
+    dlv.c.next_attempt_at,
+    dlv.c.created_at,
+    dlv.c.updated_at,
+)
 
 
 # -- dispatch: events -> deliveries ----------------------------------------------------------
@@ -173,6 +190,7 @@ _UNDISPATCHED = DirectStatement(
         events.c.account_id,
         events.c.type,
         events.c.target_webhook_id,
+        events.c.about_webhook_id,
         events.c.created_at,
     )
     .where(IS_UNDISPATCHED)
@@ -223,10 +241,12 @@ def _targets(
         # webhook.test (or any targeted event): that webhook alone, subscribed or not, filtered
         # or not.
         return [hook.id for hook in candidates if hook.id == event.target_webhook_id]
+    # An alert about a webhook goes to the account's other webhooks, never to that one.
     return [
         hook.id
         for hook in candidates
         if _subscribed(hook.events, event.type)
+        and hook.id != event.about_webhook_id
         and (hook.filter is None or filters.matches(hook.filter, bodies[event.id]))
     ]
 
@@ -301,6 +321,8 @@ class Claim:
     not_before: datetime | None = None
     """A rate-limited webhook's attempt: the moment it was counted as starting; the worker
     starts it no earlier."""
+    trace_context: str | None = None
+    """The W3C traceparent stored with the event: the attempt's span joins that trace."""
 
 
 # A claim's row: what ``_claim_of`` reads.
@@ -318,6 +340,7 @@ _CLAIM_COLUMNS = (
     events.c.data,
     events.c.previous_attributes,
     webhooks.c.headers_enc,
+    events.c.trace_context,
 )
 
 
@@ -517,7 +540,8 @@ WITH busy AS (
 )
 SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
     webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
-    events.type, events.created_at, events.data, events.previous_attributes, webhooks.headers_enc
+    events.type, events.created_at, events.data, events.previous_attributes, webhooks.headers_enc,
+    events.trace_context
 FROM leased
 JOIN webhooks ON webhooks.id = leased.webhook_id
 JOIN events ON events.id = leased.event_id
@@ -812,6 +836,7 @@ def _claim_of(row: Any) -> Claim:
         data=row.data,
         previous_attributes=row.previous_attributes,
         headers_enc=row.headers_enc,
+        trace_context=row.trace_context,
     )
 
 
@@ -840,6 +865,8 @@ class AttemptRecord:
     result: AttemptResult
     decision: Decision
     next_attempt_at: datetime | None
+    trace_context: str | None = None
+    """The attempt span's traceparent (tracing on): alerts it causes continue its trace."""
 
     @property
     def finished_at(self) -> datetime:
@@ -854,6 +881,8 @@ class AttemptRecord:
 class OutcomeSummary:
     recorded: int
     disabled_webhooks: tuple[str, ...] = ()
+    alerts: int = 0
+    """Alert events written (webhook.disabled, delivery.exhausted): the worker dispatches them."""
 
 
 async def record_outcomes(
@@ -877,13 +906,54 @@ async def record_outcomes(
         existing = [r for r in records if r.delivery_id in current]
         if existing:
             await direct.execute_many(conn, _INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
+            await stats.add_to_rollups(conn, [_attempt_facts(r) for r in existing])
         owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
         if owned:
             await direct.execute_many(
                 conn, _TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
             )
+        exhausted = await _alert_exhausted(
+            conn, [r for r in owned if r.decision.status == "failed"]
+        )
         disabled = await _update_webhook_health(conn, existing, now, disable_after)
-    return OutcomeSummary(len(existing), tuple(disabled))
+    return OutcomeSummary(len(existing), tuple(disabled), exhausted + len(disabled))
+
+
+def _attempt_facts(record: AttemptRecord) -> stats.AttemptFacts:
+    return stats.AttemptFacts(
+        webhook_id=record.webhook_id,
+        started_at=record.result.started_at,
+        status_code=record.result.status_code,
+        duration_ms=record.result.duration_ms,
+    )
+
+
+_EXHAUSTED = DirectStatement(
+    select(*_DELIVERY_COLUMNS, dlv.c.account_id).where(
+        in_list(dlv.c.id, "ids"), dlv.c.status == literal_column("'failed'")
+    )
+)
+
+
+async def _alert_exhausted(conn: AsyncConnection, failed: Sequence[AttemptRecord]) -> int:
+    """A ``delivery.exhausted`` event for each delivery whose last attempt just failed, in the
+    transaction that records it. Not for deliveries of alerts: two failing endpoints that
+    subscribe to each other's alerts would otherwise feed each other forever."""
+    if not failed:
+        return 0
+    traces = {r.delivery_id: r.trace_context for r in failed}
+    rows = await direct.fetch_all(conn, _EXHAUSTED, {"ids": sorted(traces)})
+    alerted = [row for row in rows if row.event_type not in ALERT_EVENT_TYPES]
+    for row in alerted:
+        await record_event(
+            conn,
+            row.account_id,
+            "delivery.exhausted",
+            delivery_json(row),
+            about_webhook_id=row.webhook_id,
+            trace_context=traces[row.id],
+        )
+    return len(alerted)
 
 
 async def _lock_deliveries(
@@ -916,6 +986,7 @@ def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
         "error": _cut(result.error_message),
         "response_body": result.response_body,
         "succeeded": record.succeeded,
+        "webhook_id": record.webhook_id,
     }
 
 
@@ -979,7 +1050,7 @@ async def _update_webhook_health(
                 update(webhooks).where(webhooks.c.id == row.id).values(failing_since=failing_since)
             )
         if reason is not None and row.is_active:
-            await disable_webhook(conn, row.id, reason, now=now)
+            await disable_webhook(conn, row.id, reason, now=now, trace_context=_trace_of(mine))
             disabled.append(row.id)
     return disabled
 
@@ -1017,17 +1088,53 @@ def _last_failure(records: Sequence[AttemptRecord]) -> str:
     return "unknown"
 
 
+def _trace_of(records: Sequence[AttemptRecord]) -> str | None:
+    return next((r.trace_context for r in reversed(records) if r.trace_context), None)
+
+
 async def disable_webhook(
-    conn: AsyncConnection, webhook_id: str, reason: str, *, now: datetime
+    conn: AsyncConnection,
+    webhook_id: str,
+    reason: str,
+    *,
+    now: datetime,
+    trace_context: str | None = None,
 ) -> None:
-    """Deactivate a webhook for ``reason`` (shown on the dashboard) and cancel what it had
-    pending: inactive webhooks get nothing."""
-    await conn.execute(
-        update(webhooks)
-        .where(webhooks.c.id == webhook_id)
-        .values(is_active=False, disabled_reason=reason[:500], updated_at=now)
-    )
+    """Deactivate a webhook for ``reason`` (shown on the dashboard), cancel what it had
+    pending (inactive webhooks get nothing) and write its ``webhook.disabled`` event, all in
+    the caller's transaction."""
+    # Imported here: domain.webhooks imports this module (cancel_pending_deliveries).
+    from hookline.domain.webhooks import webhook_out
+
+    row = (
+        await conn.execute(
+            update(webhooks)
+            .where(webhooks.c.id == webhook_id)
+            .values(is_active=False, disabled_reason=reason[:500], updated_at=now)
+            .returning(*webhooks.c)
+        )
+    ).one()
     await cancel_pending_deliveries(conn, webhook_id, now=now)
+    await record_event(
+        conn,
+        row.account_id,
+        "webhook.disabled",
+        webhook_out(row),
+        about_webhook_id=webhook_id,
+        trace_context=trace_context,
+    )
+
+
+async def disabled_webhooks(conn: AsyncConnection, webhook_ids: Sequence[str]) -> list[Any]:
+    """What the mail about each disabled webhook says: id, account, url, name, reason."""
+    query = select(
+        webhooks.c.id,
+        webhooks.c.account_id,
+        webhooks.c.url,
+        webhooks.c.name,
+        webhooks.c.disabled_reason,
+    ).where(in_list(webhooks.c.id, "ids"))
+    return await direct.fetch_all(conn, DirectStatement(query), {"ids": list(webhook_ids)})
 
 
 async def cancel_pending_deliveries(
@@ -1056,6 +1163,20 @@ async def register_worker(
                 id=worker_id, hostname=hostname[:255], pid=pid, started_at=now, heartbeat_at=now
             )
         )
+
+
+async def live_peers(
+    db: Database, worker_id: str, *, now: datetime, within: timedelta
+) -> list[Any]:
+    """The other workers on this database that heartbeat within ``within`` (id, hostname, pid,
+    started_at), oldest first."""
+    async with db.read() as conn:
+        rows = await conn.execute(
+            select(workers.c.id, workers.c.hostname, workers.c.pid, workers.c.started_at)
+            .where(workers.c.id != worker_id, workers.c.heartbeat_at >= now - within)
+            .order_by(workers.c.started_at)
+        )
+        return list(rows)
 
 
 async def heartbeat(
@@ -1148,21 +1269,6 @@ def attempt_json(row: Any) -> dict[str, Any]:
         "error": row.error,
         "response_body": row.response_body,
     }
-
-
-_DELIVERY_COLUMNS = (
-    dlv.c.id,
-    dlv.c.webhook_id,
-    dlv.c.event_id,
-    dlv.c.event_type,
-    dlv.c.status,
-    dlv.c.attempts,
-    dlv.c.last_status_code,
-    dlv.c.last_error,
-    dlv.c.next_attempt_at,
-    dlv.c.created_at,
-    dlv.c.updated_at,
-)
 
 
 async def list_deliveries(
@@ -1266,6 +1372,7 @@ async def insert_test_event(
             created_at=now,
             dispatched=False,
             target_webhook_id=webhook_id,
+            trace_context=tracing.current_traceparent(),
         )
     )
     return event_id
@@ -1301,6 +1408,13 @@ async def prune_batch(db: Database, *, now: datetime, retention_days: int, batch
 _DELETE_EVENTS = DirectStatement(delete(events).where(in_list(events.c.id, "ids")))
 
 
+async def prune_rollups(db: Database, *, now: datetime, retention_days: int) -> int:
+    """Delete statistics older than the retention period (run hourly: about an hour of
+    buckets each time)."""
+    async with db.begin() as conn:
+        return await stats.prune_rollups(conn, now - timedelta(days=retention_days))
+
+
 @dataclass(frozen=True)
 class QueueStats:
     undispatched_events: int
@@ -1330,3 +1444,224 @@ async def queue_stats(db: Database, *, now: datetime) -> QueueStats:
         due_deliveries=int(due_row[0] or 0),
         oldest_due_age_seconds=max(0.0, age),
     )
+
+
+# -- recovery ---------------------------------------------------------------------------------
+
+# Rows per recovery batch: each batch's write holds SQLite's single writer while it inserts or
+# updates this many deliveries (five indexes each), so smaller keeps the API's writes waiting
+# less (bench/recover_latency.py).
+RECOVER_BATCH = 250
+
+
+@dataclass(frozen=True)
+class RecoveryWindow:
+    """Events created in [since, until] (both inclusive), UTC."""
+
+    since: datetime
+    until: datetime
+
+
+class WebhookNotActive(Exception):
+    """Recovery needs an active webhook (an inactive one would get nothing)."""
+
+
+def _event_id_bound(moment: datetime) -> str:
+    """An id at or below every event id minted from ``moment`` on: ids are UUIDv7, whose first
+    12 hex digits are the millisecond of creation, never earlier than the clock (``uuid6``
+    moves a burst's ids ahead of it, never behind), so only a lower bound holds."""
+    return f"evt_{max(0, int(moment.timestamp() * 1000)):012x}"
+
+
+# An event's id is minted just before its created_at is read (``domain.events.event_row``): a
+# second of slack covers the gap, and created_at decides exactly.
+_ID_SLACK = timedelta(seconds=1)
+_SINCE = bindparam("since", type_=events.c.created_at.type)
+_UNTIL = bindparam("until", type_=events.c.created_at.type)
+_IS_FAILED_OR_CANCELLED = or_(
+    dlv.c.status == literal_column("'failed'"), dlv.c.status == literal_column("'cancelled'")
+)
+
+
+def _failed_in_window() -> Any:
+    """A webhook's failed or cancelled deliveries of events in the window."""
+    return (
+        select(dlv.c.id)
+        .select_from(dlv.join(events, events.c.id == dlv.c.event_id))
+        .where(
+            dlv.c.webhook_id == bindparam("webhook_id"),
+            _IS_FAILED_OR_CANCELLED,
+            events.c.created_at >= _SINCE,
+            events.c.created_at <= _UNTIL,
+        )
+    )
+
+
+def _missed_in_window() -> Any:
+    """The window's events of the subscribed types with no delivery to the webhook."""
+    return select(events.c.id, events.c.account_id, events.c.type, events.c.created_at).where(
+        events.c.account_id == bindparam("account_id"),
+        events.c.id >= bindparam("id_from"),
+        events.c.created_at >= _SINCE,
+        events.c.created_at <= _UNTIL,
+        # Undispatched events are the fan-out's: it gives them their deliveries.
+        events.c.dispatched == true(),
+        events.c.target_webhook_id.is_(None),
+        # Never an alert about this very webhook.
+        or_(
+            events.c.about_webhook_id.is_(None),
+            events.c.about_webhook_id != bindparam("webhook_id"),
+        ),
+        in_list(events.c.type, "types"),
+        ~select(dlv.c.id)
+        .where(dlv.c.event_id == events.c.id, dlv.c.webhook_id == bindparam("webhook_id"))
+        .exists(),
+    )
+
+
+def _batch(query: Any, key: Any) -> DirectStatement:
+    return DirectStatement(
+        query.where(key > bindparam("after")).order_by(key).limit(bindparam("limit"))
+    )
+
+
+def _count(query: Any) -> DirectStatement:
+    return DirectStatement(select(func.count().label("n")).select_from(query.subquery()))
+
+
+_FAILED_BATCH = _batch(_failed_in_window(), dlv.c.id)
+_MISSED_BATCH = _batch(_missed_in_window(), events.c.id)
+_FAILED_COUNT = _count(_failed_in_window())
+_MISSED_COUNT = _count(_missed_in_window())
+_SCHEDULE_AGAIN = DirectStatement(
+    update(dlv)
+    .where(in_list(dlv.c.id, "ids"), _IS_FAILED_OR_CANCELLED)
+    .values(
+        status="pending", next_attempt_at=_NOW, leased_by=None, leased_until=None, updated_at=_NOW
+    )
+)
+_HAVE_DELIVERY = DirectStatement(
+    select(dlv.c.event_id).where(
+        dlv.c.webhook_id == bindparam("webhook_id"), in_list(dlv.c.event_id, "ids")
+    )
+)
+
+
+def _webhook_for_recovery(lock: bool) -> DirectStatement:
+    query = select(
+        webhooks.c.id,
+        webhooks.c.account_id,
+        webhooks.c.is_active,
+        webhooks.c.events,
+        webhooks.c.created_at,
+    ).where(
+        webhooks.c.id == bindparam("webhook_id"), webhooks.c.account_id == bindparam("account_id")
+    )
+    # FOR NO KEY UPDATE: concurrent recoveries of one webhook take turns (they would both
+    # create the same missing deliveries), while the fan-out's FOR KEY SHARE goes on.
+    return DirectStatement(query.with_for_update(key_share=True) if lock else query)
+
+
+_WEBHOOK_FOR_RECOVERY = {lock: _webhook_for_recovery(lock) for lock in (False, True)}
+
+
+def _window_params(hook: Any, window: RecoveryWindow) -> dict[str, Any]:
+    """The parameters of the window's queries, for ``hook``: the window starts no earlier than
+    the webhook's creation."""
+    since = max(window.since, hook.created_at)
+    return {
+        "webhook_id": hook.id,
+        "account_id": hook.account_id,
+        "since": since,
+        "until": window.until,
+        "id_from": _event_id_bound(since - _ID_SLACK),
+        "types": list(hook.events) if isinstance(hook.events, list) else [],
+    }
+
+
+async def recover(
+    db: Database,
+    account_id: str,
+    webhook_id: str,
+    window: RecoveryWindow,
+    *,
+    batch: int = RECOVER_BATCH,
+    after_batch: Callable[[], Any] | None = None,
+) -> int | None:
+    """Schedule again what ``webhook_id`` missed in ``window``; returns how many deliveries
+    were queued (None: no such webhook; raises ``WebhookNotActive``).
+
+    Every failed or cancelled delivery of the window becomes pending again, due now (a new
+    attempt of the same delivery: same ``webhook-id``), then every dispatched event of a type
+    the webhook subscribes to now, with no delivery to it, gets one. Batch by batch: each is
+    found by a read (which on SQLite never holds the single writer, however far it scans), then
+    written in a short transaction of its own that re-checks, under the webhook's lock, that
+    it is still active and that what it changes still needs it. The API's writes and the
+    worker go between batches. What succeeded or is pending is never touched, so a second
+    identical call queues nothing new. ``after_batch`` runs after each commit that queued
+    something (the API wakes the worker: deliveries start while recovery goes on).
+    """
+    key = {"webhook_id": webhook_id, "account_id": account_id}
+    async with db.read() as conn:
+        hook = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
+    if hook is None:
+        return None
+    if not hook.is_active:
+        raise WebhookNotActive(webhook_id)
+    params = _window_params(hook, window)
+    queued = 0
+    for find, apply in ((_FAILED_BATCH, _schedule_again), (_MISSED_BATCH, _create_missed)):
+        after = ""
+        while True:
+            async with db.read() as conn:
+                found = await direct.fetch_all(
+                    conn, find, {**params, "after": after, "limit": batch}
+                )
+            if not found:
+                break
+            async with db.begin() as conn:
+                locked = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[True], key)
+                if locked is None or not locked.is_active:
+                    return queued  # deleted or disabled meanwhile: stop there
+                done = await apply(conn, webhook_id, found)
+            queued += done
+            if done and after_batch is not None:
+                after_batch()
+            if len(found) < batch:
+                break
+            after = found[-1].id
+    return queued
+
+
+async def _schedule_again(conn: AsyncConnection, webhook_id: str, found: Sequence[Any]) -> int:
+    """Failed/cancelled deliveries (still so) made due now: a new attempt of each."""
+    ids_ = [row.id for row in found]
+    return await direct.execute(conn, _SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})
+
+
+async def _create_missed(conn: AsyncConnection, webhook_id: str, found: Sequence[Any]) -> int:
+    """A delivery for each missed event that still has none to the webhook."""
+    params = {"webhook_id": webhook_id, "ids": [row.id for row in found]}
+    have = {row.event_id for row in await direct.fetch_all(conn, _HAVE_DELIVERY, params)}
+    now = utcnow()
+    rows = [_delivery_row(event, webhook_id, now) for event in found if event.id not in have]
+    if rows:
+        await direct.execute_many(conn, _INSERT_DELIVERY, rows)
+    return len(rows)
+
+
+async def count_recoverable(
+    conn: AsyncConnection, account_id: str, webhook_id: str, window: RecoveryWindow
+) -> int | None:
+    """How many deliveries ``recover`` would queue now (the dashboard's preview); None when
+    the webhook is not the account's."""
+    key = {"webhook_id": webhook_id, "account_id": account_id}
+    hook = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
+    if hook is None:
+        return None
+    params = _window_params(hook, window)
+    total = 0
+    for statement in (_FAILED_COUNT, _MISSED_COUNT):
+        row = await direct.fetch_one(conn, statement, params)
+        total += int(row.n) if row is not None else 0
+    return total

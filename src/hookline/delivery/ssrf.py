@@ -197,11 +197,20 @@ def _parse_url(url: str) -> URL:
     return parsed
 
 
+# A developer pointing a webhook at their own machine needs to know the switch exists.
+_ALLOW_HINT = (
+    " (for local development, the server can allow it: HOOKLINE_ALLOW_PRIVATE_TARGETS=true)"
+)
+
+
 def _refuse(host: str, ip: IPAddress, reason: str) -> UnsafeURL:
     return UnsafeURL(
-        f"url must point to a public address; {host} resolves to {ip} ({reason})"
-        if host != str(ip)
-        else f"url must point to a public address; {ip} is {reason}"
+        (
+            f"url must point to a public address; {host} resolves to {ip} ({reason})"
+            if host != str(ip)
+            else f"url must point to a public address; {ip} is {reason}"
+        )
+        + _ALLOW_HINT
     )
 
 
@@ -236,7 +245,7 @@ async def validate_webhook_url(url: str, allow_private: bool) -> None:
             raise _refuse(host, literal, reason)
         return
     if host.rstrip(".").lower() == "localhost" or host.rstrip(".").lower().endswith(".localhost"):
-        raise UnsafeURL("url must point to a public address; localhost is loopback")
+        raise UnsafeURL("url must point to a public address; localhost is loopback" + _ALLOW_HINT)
     port = parsed.port or (443 if parsed.scheme.lower() == "https" else 80)
     for address in await _resolve_all(host, port):
         reason = blocked_reason(address)

@@ -32,9 +32,9 @@ from typing import Any
 
 from sqlalchemy.engine import make_url
 
-from hookline import ids, metrics
+from hookline import ids, metrics, tracing
 from hookline.crypto import SecretBox, resolve_secret_key
-from hookline.delivery import manager
+from hookline.delivery import manager, notify
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimRequest
 from hookline.delivery.retry import (
     DeliveryError,
@@ -152,6 +152,8 @@ class Worker:
         self._bodies = _LRU(BODY_CACHE_SIZE)
         self._secrets = _LRU(SECRET_CACHE_SIZE)
         self._started = False
+        self._peers_seen: set[str] = set()
+        self._mails: set[asyncio.Task[int]] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -165,6 +167,7 @@ class Worker:
             self.db, self.id, hostname=socket.gethostname(), pid=os.getpid(), now=utcnow()
         )
         self._started = True
+        await self._notice_peers()
         self._spawn("scheduler", self._schedule_loop)
         self._spawn("recorder", self._record_loop)
         self._spawn("heartbeat", self._heartbeat_loop)
@@ -190,6 +193,8 @@ class Worker:
         await self._join("recorder")
         await self._cancel_loops()
         await self._release_unfinished()
+        if self._mails:
+            await asyncio.wait(list(self._mails), timeout=grace)
         with contextlib.suppress(Exception):
             await manager.unregister_worker(self.db, self.id)
         await self._sender.close()
@@ -383,19 +388,24 @@ class Worker:
 
     async def _deliver(self, claim: Claim) -> None:
         try:
-            try:
-                result = await self._attempt(claim)
-                if result is None:
-                    await self._give_back(claim)
-                    return
-            except Exception as exc:
-                # A bug must not strand the claim (the heartbeat would keep its lease alive
-                # forever): record a retryable failure instead.
-                log.exception("delivery %s: unexpected error", claim.delivery_id)
-                result = AttemptResult(
-                    started_at=utcnow(), duration_ms=0, error=DeliveryError(repr(exc))
+            with tracing.attempt_span(claim.trace_context, lambda: _span_attributes(claim)) as span:
+                try:
+                    result = await self._attempt(claim)
+                    if result is None:
+                        await self._give_back(claim)  # not sent: no attempt to trace or record
+                        return
+                except Exception as exc:
+                    # A bug must not strand the claim (the heartbeat would keep its lease alive
+                    # forever): record a retryable failure instead.
+                    log.exception("delivery %s: unexpected error", claim.delivery_id)
+                    result = AttemptResult(
+                        started_at=utcnow(), duration_ms=0, error=DeliveryError(repr(exc))
+                    )
+                tracing.end_attempt(
+                    span, result.status_code, str(result.error) if result.error else None
                 )
-            self._results.append(self._record_for(claim, result))
+                trace = tracing.current_traceparent()
+            self._results.append(self._record_for(claim, result, trace))
             self._results_ready.set()
         finally:
             self._sends.pop(claim.delivery_id, None)
@@ -436,7 +446,9 @@ class Worker:
             return {}
         return headers_from_plain(self._decrypt(claim.headers_enc))
 
-    def _record_for(self, claim: Claim, result: AttemptResult) -> AttemptRecord:
+    def _record_for(
+        self, claim: Claim, result: AttemptResult, trace_context: str | None = None
+    ) -> AttemptRecord:
         finished = utcnow()
         metrics.ATTEMPT_SECONDS.observe(result.duration_ms / 1000)
         decision = decide(
@@ -458,6 +470,7 @@ class Worker:
             result=result,
             decision=decision,
             next_attempt_at=next_at,
+            trace_context=trace_context,
         )
 
     def _body(self, claim: Claim) -> bytes:
@@ -521,9 +534,24 @@ class Worker:
                 metrics.DELIVERIES.labels(outcome=record.decision.status).inc()
         for webhook_id in summary.disabled_webhooks:
             log.warning("webhook %s disabled", webhook_id)
+        if summary.disabled_webhooks:
+            self._mail_about(summary.disabled_webhooks)
+        if summary.alerts:
+            # Alert events were committed with the outcomes: fan them out now.
+            self._events_committed_elsewhere()
         if self._retry_is_sooner(batch):
             self._wake.set()
         return True
+
+    def _mail_about(self, webhook_ids: tuple[str, ...]) -> None:
+        """Mail the accounts' people about webhooks just disabled, after the commit and
+        without holding up the recorder (SMTP is the network)."""
+        task = asyncio.create_task(
+            notify.mail_disabled_webhooks(self.settings, self.db, webhook_ids),
+            name="hookline-mail",
+        )
+        self._mails.add(task)
+        task.add_done_callback(self._mails.discard)
 
     # -- heartbeat, pruning, LISTEN -----------------------------------------------------------
 
@@ -535,8 +563,36 @@ class Worker:
                 await manager.heartbeat(
                     self.db, self.id, sorted(self._held), now=utcnow(), lease_seconds=self._lease
                 )
+                await self._notice_peers()
             except Exception:
                 log.warning("heartbeat failed", exc_info=True)
+
+    async def _notice_peers(self) -> None:
+        """Say so when another worker starts sharing this database's deliveries.
+
+        Nothing is sent twice (leases), but each delivery goes out with the settings of whichever
+        process claims it (allowed targets, secret key, retry schedule, timeouts). On PostgreSQL
+        several workers are the design (info); on SQLite a second server is usually a mistake,
+        such as a forgotten `hookline serve` in another terminal (warning).
+        """
+        peers = await manager.live_peers(
+            self.db, self.id, now=utcnow(), within=timedelta(seconds=self._lease)
+        )
+        level = logging.WARNING if self.db.is_sqlite else logging.INFO
+        for peer in peers:
+            if peer.id in self._peers_seen:
+                continue
+            self._peers_seen.add(peer.id)
+            log.log(
+                level,
+                "another delivery worker shares this database: %s (host %s, pid %s); each "
+                "delivery is sent once, by whichever worker claims it, with that process's "
+                "settings. If that is not intended, stop one (docs/operations.md)",
+                peer.id,
+                peer.hostname,
+                peer.pid,
+                extra={"worker_id": self.id, "peer_worker_id": peer.id},
+            )
 
     async def _prune_loop(self) -> None:
         await asyncio.sleep(PRUNE_FIRST_DELAY_SECONDS)
@@ -562,6 +618,9 @@ class Worker:
             )
             total += removed
             if removed < PRUNE_BATCH:
+                await manager.prune_rollups(
+                    self.db, now=utcnow(), retention_days=self.settings.retention_days
+                )
                 return total
             await asyncio.sleep(PRUNE_PAUSE_SECONDS)
 
@@ -605,6 +664,16 @@ class Worker:
             await asyncio.sleep(LISTEN_RETRY_SECONDS)
 
 
+def _span_attributes(claim: Claim) -> dict[str, Any]:
+    return {
+        "hookline.event.id": claim.event_id,
+        "hookline.event.type": claim.event_type,
+        "hookline.delivery.id": claim.delivery_id,
+        "hookline.webhook.id": claim.webhook_id,
+        "hookline.attempt": claim.attempts + 1,
+    }
+
+
 def _setter(event: asyncio.Event) -> Callable[..., None]:
     def callback(*_: Any) -> None:
         event.set()
@@ -614,6 +683,7 @@ def _setter(event: asyncio.Event) -> Callable[..., None]:
 
 async def run_worker(settings: Settings, db: Database, stop: asyncio.Event) -> None:
     """``hookline worker``: run until ``stop`` is set (e.g. by SIGTERM), then stop cleanly."""
+    tracing.configure_from_environment()
     worker = Worker(settings, db)
     await worker.start()
     try:

@@ -12,9 +12,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hookline import ids
-from hookline.storage import direct
 from hookline.storage.models import events
+from hookline.storage.outbox import event_row, record_event
 from hookline.timeutil import iso, utcnow
 
 EVENT_TYPES = (
@@ -25,51 +24,12 @@ EVENT_TYPES = (
     "call.completed",
     "lead.qualified",
     "appointment.booked",
+    "webhook.disabled",
+    "delivery.exhausted",
 )
 TEST_EVENT_TYPE = "webhook.test"
 VISIBLE_DAYS = 30
-
-
-async def record_event(
-    conn: AsyncConnection,
-    account_id: str,
-    event_type: str,
-    data: dict[str, Any],
-    previous_attributes: dict[str, Any] | None = None,
-    *,
-    target_webhook_id: str | None = None,
-) -> str:
-    row = event_row(
-        account_id, event_type, data, previous_attributes, target_webhook_id=target_webhook_id
-    )
-    await direct.execute(conn, _INSERT_EVENT, row)
-    return str(row["id"])
-
-
-def event_row(
-    account_id: str,
-    event_type: str,
-    data: dict[str, Any],
-    previous_attributes: dict[str, Any] | None = None,
-    *,
-    target_webhook_id: str | None = None,
-) -> dict[str, Any]:
-    """A new, undispatched event's row, for a write that inserts it beside its change."""
-    return {
-        "id": ids.event_id(),
-        "account_id": account_id,
-        "type": event_type,
-        "data": data,
-        "previous_attributes": previous_attributes,
-        "created_at": utcnow(),
-        "dispatched": False,
-        "target_webhook_id": target_webhook_id,
-        "stream_seq": None,
-    }
-
-
-# Built once (one per write request): an INSERT with parameters, not ``.values()`` each time.
-_INSERT_EVENT = direct.DirectStatement(events.insert())
+__all__ = ["EVENT_TYPES", "event_out", "event_row", "get_event", "list_events", "record_event"]
 
 
 def event_out(row: Any) -> dict[str, Any]:

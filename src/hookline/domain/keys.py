@@ -55,13 +55,19 @@ def generate_key() -> str:
     return KEY_PREFIX + random_part + _checksum(random_part)
 
 
+def has_key_shape(key: str) -> bool:
+    """``hl_live_`` and 38 base62 characters, whatever the checksum."""
+    body = key[len(KEY_PREFIX) :]
+    return (
+        len(key) == KEY_LENGTH and key.startswith(KEY_PREFIX) and all(c in _ALPHABET for c in body)
+    )
+
+
 def is_well_formed(key: str) -> bool:
-    if len(key) != KEY_LENGTH or not key.startswith(KEY_PREFIX):
+    if not has_key_shape(key):
         return False
     body = key[len(KEY_PREFIX) :]
     random_part, checksum = body[:_RANDOM_LENGTH], body[_RANDOM_LENGTH:]
-    if any(c not in _ALPHABET for c in body):
-        return False
     return secrets.compare_digest(_checksum(random_part), checksum)
 
 
@@ -159,6 +165,11 @@ async def revoke_key(conn: AsyncConnection, account_id: str, key_id: str) -> boo
         .values(revoked_at=utcnow())
     )
     return bool(result.rowcount)
+
+
+async def account_exists(conn: AsyncConnection, account_id: str) -> bool:
+    row = await conn.execute(select(accounts.c.id).where(accounts.c.id == account_id))
+    return row.first() is not None
 
 
 async def create_account(conn: AsyncConnection, name: str) -> str:

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
@@ -31,3 +33,20 @@ async def upgrade_to_head(db: Database) -> None:
             # Several processes may start at once on one PostgreSQL: one migrates, the rest wait.
             await conn.execute(text("SELECT pg_advisory_xact_lock(7311031)"))
         await conn.run_sync(_upgrade)
+
+
+def head_revision() -> str:
+    """The revision this hookline's migrations end at."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    assert head is not None, "the migration chain has a head"
+    return head
+
+
+async def schema_revision(db: Database) -> str | None:
+    """The database's current revision; None when it has no hookline schema (never migrated)."""
+
+    def _current(connection: Connection) -> str | None:
+        return MigrationContext.configure(connection).get_current_revision()
+
+    async with db.read() as conn:
+        return await conn.run_sync(_current)

@@ -241,6 +241,10 @@ events = Table(
     # Commit order, for GET /v1/events/stream: numbered by the dispatcher as it fans events out,
     # one dispatch at a time (manager._number_for_stream); NULL until then.
     Column("stream_seq", BigInteger, nullable=True),
+    # Alerts (webhook.disabled, delivery.exhausted) are about one webhook: never delivered to it.
+    Column("about_webhook_id", String(64), nullable=True),
+    # W3C traceparent of the span that wrote the event; its delivery attempts join that trace.
+    Column("trace_context", String(256), nullable=True),
     Index(None, "account_id", "id"),
     Index(None, "account_id", "stream_seq"),
     Index(None, "stream_seq"),
@@ -307,7 +311,32 @@ delivery_attempts = Table(
     Column("error", String(1000), nullable=True),
     Column("response_body", Text, nullable=True),
     Column("succeeded", Boolean, nullable=False),
+    # Denormalised from the delivery, for statistics: a window of one webhook's attempts is
+    # one index range (ix_delivery_attempts_webhook_id_started_at).
+    Column("webhook_id", String(64), nullable=True),
     Index(None, "delivery_id"),
+    Index(None, "webhook_id", "started_at"),
+)
+
+# Statistics, maintained in the transaction that records attempts (delivery.stats): attempts
+# counted per webhook, time bucket (a minute and an hour: ``span`` seconds), status ("200",
+# "error") and latency bin, so a window's figures are a sum over a few hundred rows, never a
+# scan of every attempt.
+attempt_rollups = Table(
+    "attempt_rollups",
+    metadata,
+    Column(
+        "webhook_id",
+        String(64),
+        ForeignKey("webhooks.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("span", Integer, primary_key=True, autoincrement=False),
+    Column("bucket_start", UTCDateTime(), primary_key=True),
+    Column("status", String(8), primary_key=True),
+    Column("latency_bin", Integer, primary_key=True, autoincrement=False),
+    Column("attempts", Integer, nullable=False),
+    Index(None, "bucket_start"),
 )
 
 idempotency_keys = Table(

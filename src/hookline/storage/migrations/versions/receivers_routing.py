@@ -1,7 +1,7 @@
 """Receivers: call analysis, webhook headers, filter and rate limit, the stream's order.
 
 Revision ID: 0004_receivers
-Revises: people
+Revises: 0003_ops
 Create Date: 2026-11-23 11:00:00
 """
 
@@ -12,7 +12,7 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 revision = "0004_receivers"
-down_revision = "people"
+down_revision = "0003_ops"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,187 @@
+"""A webhook's statistics and outcomes chart (on its page), and "Recover…": choose a window,
+see how many deliveries it will queue, then queue them.
+
+The chart is an SVG drawn on the server: no script, no asset from anywhere, and the strict CSP
+(``web.SECURITY_HEADERS``) holds, since SVG presentation attributes are not inline styles.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hookline import mail
+from hookline.api.deps import events_committed
+from hookline.api.operations import DEFAULT_STATS_WINDOW, checked_window
+from hookline.dashboard.csrf import CheckedForm
+from hookline.dashboard.listing import field_errors, text
+from hookline.dashboard.sessions import CurrentSession
+from hookline.dashboard.web import PREFIX, Flash, database, not_found, redirect, render
+from hookline.delivery import manager, stats
+from hookline.domain import webhooks as domain
+from hookline.errors import ValidationFailed
+from hookline.schemas.operations import RecoverIn
+from hookline.settings import Settings
+from hookline.timeutil import iso, utcnow
+
+router = APIRouter(prefix=f"{PREFIX}/webhooks")
+
+CHART_WIDTH = 600
+CHART_HEIGHT = 120
+# datetime-local inputs have no zone: the page says they are UTC.
+PICKER_FORMAT = "%Y-%m-%dT%H:%M"
+
+
+@dataclass(frozen=True)
+class ChartBar:
+    x: float
+    width: float
+    ok_y: float
+    ok_height: float
+    bad_y: float
+    bad_height: float
+    label: str
+
+
+def chart_bars(bars: list[stats.Bar]) -> list[ChartBar]:
+    """SVG geometry of the outcomes chart: succeeded (bottom) and failed (on top) per bar."""
+    tallest = max((b.succeeded + b.failed for b in bars), default=0) or 1
+    slot = CHART_WIDTH / max(1, len(bars))
+    out = []
+    for i, bar in enumerate(bars):
+        ok = CHART_HEIGHT * bar.succeeded / tallest
+        bad = CHART_HEIGHT * bar.failed / tallest
+        out.append(
+            ChartBar(
+                x=round(i * slot + 1, 1),
+                width=round(max(1.0, slot - 2), 1),
+                ok_y=round(CHART_HEIGHT - ok, 1),
+                ok_height=round(ok, 1),
+                bad_y=round(CHART_HEIGHT - ok - bad, 1),
+                bad_height=round(bad, 1),
+                label=f"{iso(bar.start)}: {bar.succeeded} succeeded, {bar.failed} failed",
+            )
+        )
+    return out
+
+
+async def webhook_health(
+    conn: AsyncConnection, webhook_id: str, settings: Settings
+) -> dict[str, Any]:
+    """The webhook page's statistics (the last 24 hours, as the API's default) and chart, and
+    whether a disable was mailed to the account's people."""
+    until = utcnow()
+    since = until - DEFAULT_STATS_WINDOW
+    figures = await stats.webhook_stats(conn, webhook_id, since, until)
+    bars = await stats.outcome_series(conn, webhook_id, since, until)
+    return {
+        "stats": figures,
+        "chart": chart_bars(bars),
+        "chart_size": (CHART_WIDTH, CHART_HEIGHT),
+        "mail_notice": None if mail.is_configured(settings) else mail.NOT_CONFIGURED_NOTICE,
+    }
+
+
+def _url(webhook_id: str, suffix: str = "") -> str:
+    return f"{PREFIX}/webhooks/{webhook_id}{suffix}"
+
+
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def _picker_to_iso(value: str) -> str | None:
+    """A datetime-local value (UTC, no zone) as ISO 8601 with Z; other text is passed on for
+    the schema to refuse."""
+    if not value:
+        return None
+    try:
+        return iso(datetime.strptime(value, PICKER_FORMAT).replace(tzinfo=UTC))
+    except ValueError:
+        return value
+
+
+def _window(request: Request, since: str, until: str) -> manager.RecoveryWindow:
+    body = RecoverIn.model_validate(
+        {"since": _picker_to_iso(since), "until": _picker_to_iso(until)}
+    )
+    return checked_window(
+        body.since, body.until, now=utcnow(), retention_days=_settings(request).retention_days
+    )
+
+
+def _form_page(
+    request: Request,
+    webhook: dict[str, Any],
+    values: dict[str, str],
+    *,
+    count: int | None = None,
+    errors: dict[str, str] | None = None,
+) -> HTMLResponse:
+    context = {
+        "webhook": webhook,
+        "values": values,
+        "count": count,
+        "errors": errors or {},
+        "retention_days": _settings(request).retention_days,
+    }
+    return render(request, "webhook_recover.html", context, status_code=422 if errors else 200)
+
+
+@router.get("/{webhook_id}/recover")
+async def recover_form(
+    request: Request, session: CurrentSession, webhook_id: str, since: str = "", until: str = ""
+) -> HTMLResponse:
+    """Step 1: pick a window; with one, step 2: how many deliveries it will queue."""
+    async with database(request).read() as conn:
+        webhook = await domain.get_webhook(conn, session.account_id, webhook_id)
+        if webhook is None:
+            raise not_found("webhook")
+        if not since:
+            start = (utcnow() - timedelta(hours=24)).strftime(PICKER_FORMAT)
+            return _form_page(request, webhook, {"since": start, "until": until})
+        values = {"since": since, "until": until}
+        try:
+            window = _window(request, since, until)
+        except (ValidationError, ValidationFailed) as exc:
+            return _form_page(request, webhook, values, errors=field_errors(exc))
+        count = await manager.count_recoverable(conn, session.account_id, webhook_id, window)
+    return _form_page(request, webhook, values, count=count)
+
+
+@router.post("/{webhook_id}/recover")
+async def recover(
+    request: Request, session: CurrentSession, form: CheckedForm, webhook_id: str
+) -> Response:
+    since, until = text(form, "since"), text(form, "until")
+    try:
+        window = _window(request, since, until)
+    except (ValidationError, ValidationFailed) as exc:
+        async with database(request).read() as conn:
+            webhook = await domain.get_webhook(conn, session.account_id, webhook_id)
+        if webhook is None:
+            raise not_found("webhook") from None
+        values = {"since": since, "until": until}
+        return _form_page(request, webhook, values, errors=field_errors(exc))
+    try:
+        queued = await manager.recover(
+            database(request),
+            session.account_id,
+            webhook_id,
+            window,
+            after_batch=lambda: events_committed(request),
+        )
+    except manager.WebhookNotActive:
+        flash = Flash("error", "This webhook is disabled: enable it first, then recover.")
+        return redirect(request, _url(webhook_id), flash)
+    if queued is None:
+        raise not_found("webhook")
+    flash = Flash("success", f"Recovery queued {queued} deliveries; they appear below as they go.")
+    return redirect(request, _url(webhook_id), flash)
