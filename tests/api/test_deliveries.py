@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from standardwebhooks import Webhook
 
 from hookline.app import create_app
-from tests.conftest import Account, make_database_url, make_settings, new_account
+from tests.conftest import Account, make_database_url, make_settings
 from tests.support.api import collect_pages
 from tests.support.receiver import Receiver
 from tests.support.waiting import eventually
@@ -27,18 +27,6 @@ async def worker_app(
     app = create_app(settings)
     async with app.router.lifespan_context(app):
         yield app
-
-
-@pytest.fixture
-async def http(worker_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=worker_app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as c:
-        yield c
-
-
-@pytest.fixture
-async def owner(worker_app: FastAPI) -> Account:
-    return await new_account(worker_app.state.db)
 
 
 async def _subscribe(http: httpx.AsyncClient, owner: Account, url: str) -> dict[str, Any]:

@@ -38,18 +38,6 @@ async def worker_app(
         yield app
 
 
-@pytest.fixture
-async def http(worker_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    transport = httpx.ASGITransport(app=worker_app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as c:
-        yield c
-
-
-@pytest.fixture
-async def owner(worker_app: FastAPI) -> Account:
-    return await new_account(worker_app.state.db)
-
-
 async def _subscribe(
     http: httpx.AsyncClient, owner: Account, url: str, events: list[str]
 ) -> dict[str, Any]:
