@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from datetime import timedelta
@@ -433,6 +434,45 @@ async def test_a_retry_due_before_the_next_poll_wakes_the_scheduler(env: Env) ->
         worker.wakeup.events_committed()
         await receiver.wait_for(2, timeout=5)
     assert time.monotonic() - started < 2
+
+
+async def test_a_retry_falling_due_between_the_claim_and_the_next_due_look_is_not_skipped(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look at the next due time ran with a fresh "now": a retry that fell due after the
+    round's claim but before that look was neither claimed nor seen, and the scheduler slept a
+    whole poll interval (CI, under load). Here the first attempt's outcome is recorded (and
+    wakes the scheduler) before its round's look, and the next round's claim, which finds
+    nothing yet, is slower than the retry delay."""
+    account = await env.account()
+    claim, next_due_at = manager.dispatch_and_claim, manager.next_due_at
+    sent: list[bool] = []
+
+    async def first_attempt_recorded() -> Any:
+        return [row for row in await env.deliveries() if row.attempts >= 1]
+
+    async def claim_then_stall(db: Any, request: Any, **kwargs: Any) -> Any:
+        dispatched, claims = await claim(db, request, **kwargs)
+        sent.extend(True for _ in claims)
+        if not claims and sent:
+            await asyncio.sleep(0.5)  # models a slow round trip: longer than the retry delay
+        return dispatched, claims
+
+    async def look_once_recorded(db: Any, now: Any) -> Any:
+        if len(sent) == 1:  # the first send's round: its outcome is recorded meanwhile
+            await eventually(first_attempt_recorded, what="the first attempt's outcome")
+        return await next_due_at(db, now)
+
+    monkeypatch.setattr(manager, "dispatch_and_claim", claim_then_stall)
+    monkeypatch.setattr(manager, "next_due_at", look_once_recorded)
+    async with Receiver() as receiver:
+        receiver.script([500])
+        await env.webhook(account, receiver.url)
+        worker = await env.worker(delivery_poll_seconds=30, retry_schedule="0.3,0.3")
+        await eventually(_idle(worker), what="the worker to go idle")
+        await env.event(account)
+        worker.wakeup.events_committed()
+        await receiver.wait_for(2, timeout=5)
 
 
 async def test_a_slot_freed_on_a_saturated_endpoint_wakes_the_scheduler(env: Env) -> None:

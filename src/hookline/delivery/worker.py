@@ -27,7 +27,7 @@ import socket
 import time
 from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy.engine import make_url
@@ -296,7 +296,9 @@ class Worker:
                 continue  # an outbox backlog: keep going without waiting
             if self._claim_more_now(request, claims):
                 continue
-            timeout = min(await self._idle_timeout(), self._next_dispatch_in(loop.time()))
+            timeout = min(
+                await self._idle_timeout(request.now), self._next_dispatch_in(loop.time())
+            )
             self._looks_again_at = loop.time() + timeout
             await _wait(self._wake, timeout)
 
@@ -363,17 +365,21 @@ class Worker:
             busy=dict(self._busy),
         )
 
-    async def _idle_timeout(self) -> float:
-        """Sleep until the earliest scheduled retry, at most one poll interval."""
-        now = utcnow()
+    async def _idle_timeout(self, claimed_at: datetime) -> float:
+        """Sleep until the earliest scheduled retry, at most one poll interval.
+
+        It looks for retries due after the round's claim (``claimed_at``), not after now: one
+        that fell due between the claim and this look was not claimed, and a fresh "now" would
+        skip it and sleep a whole poll interval (a CI failure under load). Retries due before
+        the claim and left unclaimed are capped by a slot limit; a freed slot wakes for them."""
         try:
-            due = await manager.next_due_at(self.db, now)
+            due = await manager.next_due_at(self.db, claimed_at)
         except Exception:
             log.warning("reading the next due time failed", exc_info=True)
             return self._poll
         if due is None:
             return self._poll
-        return min(self._poll, max(0.0, (due - now).total_seconds()))
+        return min(self._poll, max(0.0, (due - utcnow()).total_seconds()))
 
     def _start_send(self, claim: Claim) -> None:
         self._busy[claim.webhook_id] += 1
