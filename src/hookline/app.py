@@ -9,7 +9,19 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from hookline import __version__, dashboard, tracing
-from hookline.api import calls, contacts, deliveries, docs, events, health, operations, webhooks
+from hookline.api import (
+    calls,
+    conformance,
+    contacts,
+    deliveries,
+    docs,
+    event_types,
+    events,
+    health,
+    operations,
+    stream,
+    webhooks,
+)
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
 from hookline.api.openapi import document_input_rules
@@ -56,6 +68,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
             await wakeup.close()
+            hub = getattr(app.state, "stream_hub", None)
+            if hub is not None:
+                await hub.close()
             await db.dispose()
             tracing.flush()
 
@@ -81,8 +96,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
     if tracing.configure_from_environment():
         app.add_middleware(tracing.TracingMiddleware)  # outermost: the span covers the rest
-    for module in (health, contacts, calls, webhooks, deliveries, operations, events):
+    # stream before events: /v1/events/{event_id} would take /v1/events/stream.
+    for module in (
+        health,
+        contacts,
+        calls,
+        webhooks,
+        deliveries,
+        operations,
+        stream,
+        events,
+        event_types,
+        conformance,
+    ):
         app.include_router(module.router)
+    event_types.add_webhooks_to_openapi(app)
     dashboard.install(app)
     docs.install(app)
     return app
