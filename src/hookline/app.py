@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 
 from hookline import __version__, dashboard, tracing
 from hookline.api import (
@@ -41,6 +42,10 @@ hookline stores an account's contacts and calls and delivers signed webhook even
 Authenticate every `/v1` request with `Authorization: Bearer hl_live_...`. Every error has the body
 `{"success": false, "error": {"code", "message", "details", "request_id"}}`.
 """
+
+
+def _operation_id(route: APIRoute) -> str:
+    return route.name
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -86,6 +91,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Starlette's redirect builds an absolute URL from the Host header; api.errors answers
         # the same 307 with a relative Location instead.
         redirect_slashes=False,
+        # operationId = the endpoint's name (create_contact, not create_contact_v1_contacts_post):
+        # the generated clients' method names (clients/).
+        generate_unique_id_function=_operation_id,
     )
     app.state.settings = settings
     app.state.background_tasks = set()
