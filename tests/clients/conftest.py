@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TEST_SECRET_KEY
+from tests.conftest import TEST_SECRET_KEY, Account
 from tests.support.server import run_cli, running_server
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -20,11 +20,7 @@ CLIENTS = REPOSITORY / "clients"
 @dataclass(frozen=True)
 class Live:
     base_url: str
-    api_key: str
-
-    @property
-    def auth(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.api_key}"}
+    account: Account
 
 
 @pytest.fixture(scope="module")
@@ -41,4 +37,5 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
     created = run_cli("accounts", "create", "clients", env=env)
     assert created.returncode == 0, created.stderr
     with running_server(env, worker=False) as server:
-        yield Live(server.base_url, json.loads(created.stdout)["api_key"])
+        output = json.loads(created.stdout)
+        yield Live(server.base_url, Account(output["account_id"], output["api_key"]))

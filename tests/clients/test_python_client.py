@@ -25,7 +25,7 @@ from tests.clients.conftest import Live
 
 @pytest.fixture
 def client(live: Live) -> AuthenticatedClient:
-    return AuthenticatedClient(base_url=live.base_url, token=live.api_key)
+    return AuthenticatedClient(base_url=live.base_url, token=live.account.key)
 
 
 def test_contacts_are_created_listed_and_deleted_through_the_python_client(
@@ -46,7 +46,7 @@ def test_contacts_are_created_listed_and_deleted_through_the_python_client(
     assert gone.status_code == 404
     assert isinstance(gone.parsed, ErrorOut) and gone.parsed.error.code == "not_found"
     # The server saw exactly that: the contact's creation and deletion as events.
-    events = httpx.get(f"{live.base_url}/v1/events", headers=live.auth).json()
+    events = httpx.get(f"{live.base_url}/v1/events", headers=live.account.headers).json()
     assert {e["type"] for e in events if e["data"]["id"] == contact.id} == {
         "contact.created",
         "contact.deleted",
@@ -73,7 +73,9 @@ def test_webhooks_are_created_listed_and_deleted_through_the_python_client(
 
     listed = list_webhooks.sync(client=client)
     assert isinstance(listed, list) and webhook.id in {w.id for w in listed}
-    fetched = httpx.get(f"{live.base_url}/v1/webhooks/{webhook.id}", headers=live.auth).json()
+    fetched = httpx.get(
+        f"{live.base_url}/v1/webhooks/{webhook.id}", headers=live.account.headers
+    ).json()
     assert fetched["filter"] == body.filter_ and fetched["events"] == [
         "contact.created",
         "call.completed",

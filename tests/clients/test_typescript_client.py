@@ -39,7 +39,7 @@ def test_the_typescript_client_creates_lists_and_deletes_contacts_and_webhooks(
 ) -> None:
     smoke = _compiled(tmp_path)
     ran = subprocess.run(
-        ["node", str(smoke), live.base_url, live.api_key],
+        ["node", str(smoke), live.base_url, live.account.key],
         capture_output=True,
         text=True,
         timeout=120,
@@ -48,7 +48,7 @@ def test_the_typescript_client_creates_lists_and_deletes_contacts_and_webhooks(
     assert ran.returncode == 0, ran.stdout + ran.stderr
     done = json.loads(ran.stdout.strip().splitlines()[-1])
 
-    with httpx.Client(base_url=live.base_url, headers=live.auth) as http:
+    with httpx.Client(base_url=live.base_url, headers=live.account.headers) as http:
         assert http.get(f"/v1/contacts/{done['contact']}").status_code == 404
         assert http.get(f"/v1/webhooks/{done['webhook']}").status_code == 404
         events = http.get("/v1/events").json()
