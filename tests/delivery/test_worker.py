@@ -14,7 +14,7 @@ from standardwebhooks import Webhook
 
 from hookline import __version__
 from hookline.delivery import manager
-from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
+from hookline.delivery.wakeup import Wakeup, make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
@@ -612,9 +612,9 @@ async def test_a_worker_ignores_its_own_process_notify(pg_env: Env) -> None:
     await eventually(_idle(worker), what="the worker to go idle")
     wake = worker._wake
     wake.clear()
-    worker.on_notify(None, 1, NOTIFY_CHANNEL, worker.wakeup.origin)
+    worker.on_notify(worker.wakeup.origin)
     assert not wake.is_set()
-    worker.on_notify(None, 1, NOTIFY_CHANNEL, "another-process")
+    worker.on_notify("another-process")
     assert wake.is_set()
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline.api.deps import DB, WebhooksRead, WebhooksWrite, events_committed
 from hookline.api.openapi import error_responses
@@ -28,12 +27,13 @@ from hookline.schemas.deliveries import (
     DeliveryStatus,
     TestEventOut,
 )
+from hookline.storage.connector import Connection
 from hookline.timeutil import utcnow
 
 router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["deliveries"], route_class=DirectRoute)
 
 
-async def _webhook_or_404(conn: AsyncConnection, account_id: str, webhook_id: str) -> Any:
+async def _webhook_or_404(conn: Connection, account_id: str, webhook_id: str) -> Any:
     webhook = await get_webhook(conn, account_id, webhook_id)
     if webhook is None:
         raise NotFound(f"No webhook with id {webhook_id}.")

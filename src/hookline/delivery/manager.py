@@ -63,19 +63,18 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids, tracing
 from hookline.delivery import stats
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
-from hookline.storage import direct
-from hookline.storage.db import Database
-from hookline.storage.direct import DirectStatement
+from hookline.storage.connector import Connection
+from hookline.storage.db import Database, fetch_all, fetch_one
 from hookline.storage.lists import StringList, in_list, not_in_list
 from hookline.storage.models import deliveries as dlv
 from hookline.storage.models import delivery_attempts, events, webhooks, workers
 from hookline.storage.outbox import record_event
+from hookline.storage.statements import Query
 from hookline.timeutil import iso, utcnow
 
 TEST_EVENT_TYPE = "webhook.test"
@@ -91,8 +90,7 @@ LAST_ERROR_LIMIT = 1000
 # building a Core statement costs more than running it (150-450 µs each on the benchmark machine,
 # several per claim cycle; docs/benchmarks.md). A list is one parameter (``storage.lists``), so
 # a statement's SQL is the same for any length and the drivers reuse its prepared form. The hot
-# ones are ``DirectStatement``s: on SQLite they run straight on the ``sqlite3`` connection of the
-# transaction, skipping SQLAlchemy's execution layer (``storage.direct``). Row locks are written
+# ones are ``Query``s, compiled once per dialect (``storage.statements``). Row locks are written
 # once, for PostgreSQL: SQLite's compiler drops ``FOR UPDATE``, and its single writer
 # (``BEGIN IMMEDIATE``) already serializes the worker's transactions.
 _NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
@@ -138,8 +136,8 @@ async def dispatch_events(db: Database, *, now: datetime, batch_size: int = 500)
         return await _dispatch(conn, now, batch_size)
 
 
-async def _dispatch(conn: AsyncConnection, now: datetime, batch_size: int) -> DispatchResult:
-    pending = await direct.fetch_all(conn, _UNDISPATCHED, {"limit": batch_size})
+async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> DispatchResult:
+    pending = await fetch_all(conn, _UNDISPATCHED, {"limit": batch_size})
     if not pending:
         return DispatchResult(0, 0)
     hooks = await _active_webhooks(conn, {row.account_id for row in pending})
@@ -149,12 +147,12 @@ async def _dispatch(conn: AsyncConnection, now: datetime, batch_size: int) -> Di
         for hook_id in _targets(event, hooks)
     ]
     if rows:
-        await direct.execute_many(conn, _INSERT_DELIVERY, rows)
-    await direct.execute(conn, _MARK_DISPATCHED, {"ids": [row.id for row in pending]})
+        await conn.execute_many(_INSERT_DELIVERY, rows)
+    await conn.execute(_MARK_DISPATCHED, {"ids": [row.id for row in pending]})
     return DispatchResult(len(pending), len(rows))
 
 
-_UNDISPATCHED = DirectStatement(
+_UNDISPATCHED = Query(
     select(
         events.c.id,
         events.c.account_id,
@@ -169,11 +167,9 @@ _UNDISPATCHED = DirectStatement(
     # Several workers dispatch concurrently: each takes a disjoint batch.
     .with_for_update(skip_locked=True)
 )
-_MARK_DISPATCHED = DirectStatement(
-    update(events).where(in_list(events.c.id, "ids")).values(dispatched=True)
-)
+_MARK_DISPATCHED = Query(update(events).where(in_list(events.c.id, "ids")).values(dispatched=True))
 
-_ACTIVE_WEBHOOKS = DirectStatement(
+_ACTIVE_WEBHOOKS = Query(
     select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events)
     .where(
         in_list(webhooks.c.account_id, "accounts"),
@@ -187,11 +183,11 @@ _ACTIVE_WEBHOOKS = DirectStatement(
 
 
 async def _active_webhooks(
-    conn: AsyncConnection, account_ids: set[str]
+    conn: Connection, account_ids: set[str]
 ) -> dict[str, list[tuple[str, Any]]]:
     """Active webhooks by account: [(webhook id, subscribed event types)]."""
     by_account: dict[str, list[tuple[str, Any]]] = {}
-    for row in await direct.fetch_all(conn, _ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
+    for row in await fetch_all(conn, _ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
         by_account.setdefault(row.account_id, []).append((row.id, row.events))
     return by_account
 
@@ -209,7 +205,7 @@ def _targets(event: Any, hooks: Mapping[str, list[tuple[str, Any]]]) -> list[str
     ]
 
 
-_INSERT_DELIVERY = DirectStatement(insert(dlv))
+_INSERT_DELIVERY = Query(insert(dlv))
 
 
 def _delivery_row(event: Any, webhook_id: str, now: datetime) -> dict[str, Any]:
@@ -325,11 +321,11 @@ def _hooks_with_due_work(skip_saturated: bool) -> Any:
     )
 
 
-_HOOKS_WITH_DUE_WORK = {flag: DirectStatement(_hooks_with_due_work(flag)) for flag in (False, True)}
+_HOOKS_WITH_DUE_WORK = {flag: Query(_hooks_with_due_work(flag)) for flag in (False, True)}
 
 
 @functools.lru_cache(maxsize=256)
-def _due_rows(hooks: int) -> DirectStatement:
+def _due_rows(hooks: int) -> Query:
     """Each of ``hooks`` webhooks' oldest claimable deliveries, up to its free slots, in one
     statement (parameters ``hook_<i>`` and ``limit_<i>``); built once per count."""
     parts = []
@@ -346,10 +342,10 @@ def _due_rows(hooks: int) -> DirectStatement:
             .limit(bindparam(f"limit_{i}"))
         )
         parts.append(part.subquery().select())
-    return DirectStatement(union_all(*parts) if len(parts) > 1 else parts[0])
+    return Query(union_all(*parts) if len(parts) > 1 else parts[0])
 
 
-_LEASE = DirectStatement(
+_LEASE = Query(
     update(dlv)
     .where(in_list(dlv.c.id, "ids"))
     .values(leased_by=bindparam("b_worker"), leased_until=bindparam("b_until"), updated_at=_NOW)
@@ -375,7 +371,7 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
         return await _claim(conn, req)
 
 
-async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
+async def _claim(conn: Connection, req: ClaimRequest) -> list[Claim]:
     if req.limit <= 0:
         return []
     if conn.dialect.name == "postgresql":
@@ -385,7 +381,7 @@ async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
     if saturated:
         probe["saturated"] = saturated
     hook_ids = [
-        row.id for row in await direct.fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
+        row.id for row in await fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
     ]
     if not hook_ids:
         return []
@@ -393,14 +389,14 @@ async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
     for i, hook in enumerate(hook_ids):
         due[f"hook_{i}"] = hook
         due[f"limit_{i}"] = req.per_endpoint - req.busy.get(hook, 0)
-    rows = await direct.fetch_all(conn, _due_rows(len(hook_ids)), due)
+    rows = await fetch_all(conn, _due_rows(len(hook_ids)), due)
     oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
     picked = [row.id for row in oldest_first[: req.limit]]
     if not picked:
         return []
     until = req.now + timedelta(seconds=req.lease_seconds)
-    await direct.execute(
-        conn, _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
+    await conn.execute(
+        _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
     )
     return await _load_claims(conn, picked)
 
@@ -412,7 +408,7 @@ async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
 # SKIP LOCKED (``_due_rows``, as a LATERAL join), the oldest ``limit`` of those leased
 # (``_LEASE``), and the claims read back (``_CLAIMS``). The predicates repeat those of the
 # Core statements above, literally, so the partial indexes serve them.
-_CLAIM_ON_POSTGRES = DirectStatement(
+_CLAIM_ON_POSTGRES = Query(
     text(
         """
 WITH busy AS (
@@ -478,8 +474,8 @@ ORDER BY leased.next_attempt_at, leased.id
 )
 
 
-async def _claim_on_postgres(source: Database | AsyncConnection, req: ClaimRequest) -> list[Claim]:
-    rows = await direct.fetch_all(source, _CLAIM_ON_POSTGRES, _claim_params(req))
+async def _claim_on_postgres(source: Database | Connection, req: ClaimRequest) -> list[Claim]:
+    rows = await fetch_all(source, _CLAIM_ON_POSTGRES, _claim_params(req))
     return [_claim_of(row) for row in rows]
 
 
@@ -522,7 +518,7 @@ async def dispatch_and_claim(
         return dispatched, await _claim(conn, req)
 
 
-_CLAIMS = DirectStatement(
+_CLAIMS = Query(
     select(*_CLAIM_COLUMNS)
     .select_from(
         dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id).join(
@@ -534,10 +530,8 @@ _CLAIMS = DirectStatement(
 )
 
 
-async def _load_claims(conn: AsyncConnection, delivery_ids: Sequence[str]) -> list[Claim]:
-    return [
-        _claim_of(row) for row in await direct.fetch_all(conn, _CLAIMS, {"ids": list(delivery_ids)})
-    ]
+async def _load_claims(conn: Connection, delivery_ids: Sequence[str]) -> list[Claim]:
+    return [_claim_of(row) for row in await fetch_all(conn, _CLAIMS, {"ids": list(delivery_ids)})]
 
 
 def _claim_of(row: Any) -> Claim:
@@ -620,12 +614,12 @@ async def record_outcomes(
         current = await _lock_deliveries(conn, [r.delivery_id for r in records])
         existing = [r for r in records if r.delivery_id in current]
         if existing:
-            await direct.execute_many(conn, _INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
+            await conn.execute_many(_INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
             await stats.add_to_rollups(conn, [_attempt_facts(r) for r in existing])
         owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
         if owned:
-            await direct.execute_many(
-                conn, _TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
+            await conn.execute_many(
+                _TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
             )
         exhausted = await _alert_exhausted(
             conn, [r for r in owned if r.decision.status == "failed"]
@@ -643,21 +637,21 @@ def _attempt_facts(record: AttemptRecord) -> stats.AttemptFacts:
     )
 
 
-_EXHAUSTED = DirectStatement(
+_EXHAUSTED = Query(
     select(*_DELIVERY_COLUMNS, dlv.c.account_id).where(
         in_list(dlv.c.id, "ids"), dlv.c.status == literal_column("'failed'")
     )
 )
 
 
-async def _alert_exhausted(conn: AsyncConnection, failed: Sequence[AttemptRecord]) -> int:
+async def _alert_exhausted(conn: Connection, failed: Sequence[AttemptRecord]) -> int:
     """A ``delivery.exhausted`` event for each delivery whose last attempt just failed, in the
     transaction that records it. Not for deliveries of alerts: two failing endpoints that
     subscribe to each other's alerts would otherwise feed each other forever."""
     if not failed:
         return 0
     traces = {r.delivery_id: r.trace_context for r in failed}
-    rows = await direct.fetch_all(conn, _EXHAUSTED, {"ids": sorted(traces)})
+    rows = await fetch_all(conn, _EXHAUSTED, {"ids": sorted(traces)})
     alerted = [row for row in rows if row.event_type not in ALERT_EVENT_TYPES]
     for row in alerted:
         await record_event(
@@ -672,20 +666,20 @@ async def _alert_exhausted(conn: AsyncConnection, failed: Sequence[AttemptRecord
 
 
 async def _lock_deliveries(
-    conn: AsyncConnection, delivery_ids: Sequence[str]
+    conn: Connection, delivery_ids: Sequence[str]
 ) -> dict[str, tuple[str | None, str]]:
     """{delivery id: (leased_by, status)} for those that still exist, locked on PostgreSQL."""
-    rows = await direct.fetch_all(conn, _DELIVERY_STATES, {"ids": delivery_ids})
+    rows = await fetch_all(conn, _DELIVERY_STATES, {"ids": delivery_ids})
     return {row.id: (row.leased_by, row.status) for row in rows}
 
 
-_DELIVERY_STATES = DirectStatement(
+_DELIVERY_STATES = Query(
     select(dlv.c.id, dlv.c.leased_by, dlv.c.status)
     .where(in_list(dlv.c.id, "ids"))
     .with_for_update()
 )
 # Every column but the autoincrement id: what ``_attempt_row`` supplies.
-_INSERT_ATTEMPT = DirectStatement(
+_INSERT_ATTEMPT = Query(
     insert(delivery_attempts),
     column_keys=[c.name for c in delivery_attempts.c if c.name != "id"],
 )
@@ -709,7 +703,7 @@ def _cut(text: str | None, limit: int = LAST_ERROR_LIMIT) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-_TRANSITION = DirectStatement(
+_TRANSITION = Query(
     update(dlv)
     .where(dlv.c.id == bindparam("b_id"), dlv.c.leased_by == bindparam("b_worker"))
     .values(
@@ -737,7 +731,7 @@ def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dic
     }
 
 
-_WEBHOOK_HEALTH = DirectStatement(
+_WEBHOOK_HEALTH = Query(
     select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.is_active).where(
         in_list(webhooks.c.id, "ids")
     )
@@ -745,7 +739,7 @@ _WEBHOOK_HEALTH = DirectStatement(
 
 
 async def _update_webhook_health(
-    conn: AsyncConnection,
+    conn: Connection,
     records: Sequence[AttemptRecord],
     now: datetime,
     disable_after: timedelta,
@@ -755,7 +749,7 @@ async def _update_webhook_health(
     if not records:
         return []
     hook_ids = sorted({r.webhook_id for r in records})
-    rows = await direct.fetch_all(conn, _WEBHOOK_HEALTH, {"ids": hook_ids})
+    rows = await fetch_all(conn, _WEBHOOK_HEALTH, {"ids": hook_ids})
     disabled: list[str] = []
     for row in rows:
         mine = sorted((r for r in records if r.webhook_id == row.id), key=lambda r: r.finished_at)
@@ -808,7 +802,7 @@ def _trace_of(records: Sequence[AttemptRecord]) -> str | None:
 
 
 async def disable_webhook(
-    conn: AsyncConnection,
+    conn: Connection,
     webhook_id: str,
     reason: str,
     *,
@@ -840,7 +834,7 @@ async def disable_webhook(
     )
 
 
-async def disabled_webhooks(conn: AsyncConnection, webhook_ids: Sequence[str]) -> list[Any]:
+async def disabled_webhooks(conn: Connection, webhook_ids: Sequence[str]) -> list[Any]:
     """What the mail about each disabled webhook says: id, account, url, name, reason."""
     query = select(
         webhooks.c.id,
@@ -849,12 +843,10 @@ async def disabled_webhooks(conn: AsyncConnection, webhook_ids: Sequence[str]) -
         webhooks.c.name,
         webhooks.c.disabled_reason,
     ).where(in_list(webhooks.c.id, "ids"))
-    return await direct.fetch_all(conn, DirectStatement(query), {"ids": list(webhook_ids)})
+    return await fetch_all(conn, Query(query), {"ids": list(webhook_ids)})
 
 
-async def cancel_pending_deliveries(
-    conn: AsyncConnection, webhook_id: str, *, now: datetime
-) -> int:
+async def cancel_pending_deliveries(conn: Connection, webhook_id: str, *, now: datetime) -> int:
     """Mark a webhook's pending deliveries cancelled. Call it in the same transaction that sets
     ``is_active=false`` (PATCH). An attempt already in flight finishes; its outcome is stored
     as an attempt but leaves the delivery cancelled."""
@@ -910,13 +902,12 @@ async def heartbeat(
             update(workers).where(workers.c.id == worker_id).values(heartbeat_at=now)
         )
         if held:
-            extended = await direct.execute(
-                conn, _EXTEND_LEASES, {"ids": list(held), "b_worker": worker_id, "b_until": until}
-            )
+            leased = {"ids": list(held), "b_worker": worker_id, "b_until": until}
+            extended = (await conn.execute(_EXTEND_LEASES, leased)).rowcount
     return extended
 
 
-_EXTEND_LEASES = DirectStatement(
+_EXTEND_LEASES = Query(
     update(dlv)
     .where(in_list(dlv.c.id, "ids"), dlv.c.leased_by == bindparam("b_worker"))
     .values(leased_until=bindparam("b_until"))
@@ -929,12 +920,11 @@ async def release_claims(db: Database, worker_id: str, delivery_ids: Sequence[st
     if not delivery_ids:
         return 0
     async with db.begin() as conn:
-        return await direct.execute(
-            conn, _RELEASE, {"ids": list(delivery_ids), "b_worker": worker_id}
-        )
+        released = {"ids": list(delivery_ids), "b_worker": worker_id}
+        return (await conn.execute(_RELEASE, released)).rowcount
 
 
-_RELEASE = DirectStatement(
+_RELEASE = Query(
     update(dlv)
     .where(in_list(dlv.c.id, "ids"), dlv.c.leased_by == bindparam("b_worker"))
     .values(leased_by=None, leased_until=None)
@@ -987,7 +977,7 @@ def attempt_json(row: Any) -> dict[str, Any]:
 
 
 async def list_deliveries(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     webhook_id: str,
     *,
@@ -1016,7 +1006,7 @@ async def list_deliveries(
 
 
 async def get_delivery(
-    conn: AsyncConnection, account_id: str, webhook_id: str, delivery_id: str
+    conn: Connection, account_id: str, webhook_id: str, delivery_id: str
 ) -> dict[str, Any] | None:
     """One delivery with ``attempt_log``: every attempt, oldest first. None if not the
     account's (the API answers 404 either way)."""
@@ -1034,7 +1024,7 @@ async def get_delivery(
 
 
 async def retry_delivery(
-    conn: AsyncConnection, account_id: str, webhook_id: str, delivery_id: str, *, now: datetime
+    conn: Connection, account_id: str, webhook_id: str, delivery_id: str, *, now: datetime
 ) -> dict[str, Any] | None:
     """Manual retry: the delivery is due again now, whatever its state. A finished delivery
     gets one more attempt (its attempt count is past the schedule, so a failure ends it again);
@@ -1062,14 +1052,14 @@ def _owned(account_id: str, webhook_id: str, delivery_id: str) -> tuple[Any, ...
 
 
 async def _owned_delivery(
-    conn: AsyncConnection, account_id: str, webhook_id: str, delivery_id: str
+    conn: Connection, account_id: str, webhook_id: str, delivery_id: str
 ) -> Any:
     query = select(*_DELIVERY_COLUMNS).where(*_owned(account_id, webhook_id, delivery_id))
     return (await conn.execute(query)).first()
 
 
 async def insert_test_event(
-    conn: AsyncConnection, account_id: str, webhook_id: str, *, now: datetime
+    conn: Connection, account_id: str, webhook_id: str, *, now: datetime
 ) -> str:
     """The outbox row of ``POST /v1/webhooks/{id}/test``: a ``webhook.test`` event for that
     webhook alone. Returns the event id."""
@@ -1116,11 +1106,11 @@ async def prune_batch(db: Database, *, now: datetime, retention_days: int, batch
         )
         if not doomed:
             return 0
-        await direct.execute(conn, _DELETE_EVENTS, {"ids": list(doomed)})
+        await conn.execute(_DELETE_EVENTS, {"ids": list(doomed)})
     return len(doomed)
 
 
-_DELETE_EVENTS = DirectStatement(delete(events).where(in_list(events.c.id, "ids")))
+_DELETE_EVENTS = Query(delete(events).where(in_list(events.c.id, "ids")))
 
 
 async def prune_rollups(db: Database, *, now: datetime, retention_days: int) -> int:
@@ -1234,35 +1224,33 @@ def _missed_in_window() -> Any:
     )
 
 
-def _batch(query: Any, key: Any) -> DirectStatement:
-    return DirectStatement(
-        query.where(key > bindparam("after")).order_by(key).limit(bindparam("limit"))
-    )
+def _batch(query: Any, key: Any) -> Query:
+    return Query(query.where(key > bindparam("after")).order_by(key).limit(bindparam("limit")))
 
 
-def _count(query: Any) -> DirectStatement:
-    return DirectStatement(select(func.count().label("n")).select_from(query.subquery()))
+def _count(query: Any) -> Query:
+    return Query(select(func.count().label("n")).select_from(query.subquery()))
 
 
 _FAILED_BATCH = _batch(_failed_in_window(), dlv.c.id)
 _MISSED_BATCH = _batch(_missed_in_window(), events.c.id)
 _FAILED_COUNT = _count(_failed_in_window())
 _MISSED_COUNT = _count(_missed_in_window())
-_SCHEDULE_AGAIN = DirectStatement(
+_SCHEDULE_AGAIN = Query(
     update(dlv)
     .where(in_list(dlv.c.id, "ids"), _IS_FAILED_OR_CANCELLED)
     .values(
         status="pending", next_attempt_at=_NOW, leased_by=None, leased_until=None, updated_at=_NOW
     )
 )
-_HAVE_DELIVERY = DirectStatement(
+_HAVE_DELIVERY = Query(
     select(dlv.c.event_id).where(
         dlv.c.webhook_id == bindparam("webhook_id"), in_list(dlv.c.event_id, "ids")
     )
 )
 
 
-def _webhook_for_recovery(lock: bool) -> DirectStatement:
+def _webhook_for_recovery(lock: bool) -> Query:
     query = select(
         webhooks.c.id,
         webhooks.c.account_id,
@@ -1274,7 +1262,7 @@ def _webhook_for_recovery(lock: bool) -> DirectStatement:
     )
     # FOR NO KEY UPDATE: concurrent recoveries of one webhook take turns (they would both
     # create the same missing deliveries), while the fan-out's FOR KEY SHARE goes on.
-    return DirectStatement(query.with_for_update(key_share=True) if lock else query)
+    return Query(query.with_for_update(key_share=True) if lock else query)
 
 
 _WEBHOOK_FOR_RECOVERY = {lock: _webhook_for_recovery(lock) for lock in (False, True)}
@@ -1318,7 +1306,7 @@ async def recover(
     """
     key = {"webhook_id": webhook_id, "account_id": account_id}
     async with db.read() as conn:
-        hook = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
+        hook = await fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
     if hook is None:
         return None
     if not hook.is_active:
@@ -1329,13 +1317,11 @@ async def recover(
         after = ""
         while True:
             async with db.read() as conn:
-                found = await direct.fetch_all(
-                    conn, find, {**params, "after": after, "limit": batch}
-                )
+                found = await fetch_all(conn, find, {**params, "after": after, "limit": batch})
             if not found:
                 break
             async with db.begin() as conn:
-                locked = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[True], key)
+                locked = await fetch_one(conn, _WEBHOOK_FOR_RECOVERY[True], key)
                 if locked is None or not locked.is_active:
                     return queued  # deleted or disabled meanwhile: stop there
                 done = await apply(conn, webhook_id, found)
@@ -1348,35 +1334,35 @@ async def recover(
     return queued
 
 
-async def _schedule_again(conn: AsyncConnection, webhook_id: str, found: Sequence[Any]) -> int:
+async def _schedule_again(conn: Connection, webhook_id: str, found: Sequence[Any]) -> int:
     """Failed/cancelled deliveries (still so) made due now: a new attempt of each."""
     ids_ = [row.id for row in found]
-    return await direct.execute(conn, _SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})
+    return (await conn.execute(_SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})).rowcount
 
 
-async def _create_missed(conn: AsyncConnection, webhook_id: str, found: Sequence[Any]) -> int:
+async def _create_missed(conn: Connection, webhook_id: str, found: Sequence[Any]) -> int:
     """A delivery for each missed event that still has none to the webhook."""
     params = {"webhook_id": webhook_id, "ids": [row.id for row in found]}
-    have = {row.event_id for row in await direct.fetch_all(conn, _HAVE_DELIVERY, params)}
+    have = {row.event_id for row in await fetch_all(conn, _HAVE_DELIVERY, params)}
     now = utcnow()
     rows = [_delivery_row(event, webhook_id, now) for event in found if event.id not in have]
     if rows:
-        await direct.execute_many(conn, _INSERT_DELIVERY, rows)
+        await conn.execute_many(_INSERT_DELIVERY, rows)
     return len(rows)
 
 
 async def count_recoverable(
-    conn: AsyncConnection, account_id: str, webhook_id: str, window: RecoveryWindow
+    conn: Connection, account_id: str, webhook_id: str, window: RecoveryWindow
 ) -> int | None:
     """How many deliveries ``recover`` would queue now (the dashboard's preview); None when
     the webhook is not the account's."""
     key = {"webhook_id": webhook_id, "account_id": account_id}
-    hook = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
+    hook = await fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
     if hook is None:
         return None
     params = _window_params(hook, window)
     total = 0
     for statement in (_FAILED_COUNT, _MISSED_COUNT):
-        row = await direct.fetch_one(conn, statement, params)
+        row = await fetch_one(conn, statement, params)
         total += int(row.n) if row is not None else 0
     return total

@@ -22,14 +22,12 @@ from sqlalchemy import bindparam, func, select
 
 from hookline.settings import Settings
 from hookline.storage.db import Database
-from hookline.storage.direct import DirectStatement
+from hookline.storage.statements import Query
 
 log = logging.getLogger("hookline.delivery")
 
 NOTIFY_CHANNEL = "hookline_events"
-_NOTIFY = DirectStatement(
-    select(func.pg_notify(bindparam("channel"), bindparam("origin")).label("notified"))
-)
+_NOTIFY = Query(select(func.pg_notify(bindparam("channel"), bindparam("origin")).label("notified")))
 
 
 class Wakeup:

@@ -6,15 +6,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, bindparam, delete, func, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
 from hookline.domain.events import event_row, record_event
 from hookline.errors import ValidationFailed
-from hookline.storage import direct
-from hookline.storage.db import Database
-from hookline.storage.direct import JointRows
+from hookline.storage.connector import Connection
+from hookline.storage.db import Database, fetch_one
 from hookline.storage.models import contacts, events
+from hookline.storage.statements import JointInsert, JointRows, Query
 from hookline.timeutil import iso, utcnow
 
 REQUIRED_FIELDS = ("first_name", "phone_number")
@@ -64,25 +63,23 @@ def contact_creation(account_id: str, fields: dict[str, Any]) -> tuple[dict[str,
 
 
 async def create_contact(
-    conn: AsyncConnection, account_id: str, fields: dict[str, Any]
+    conn: Connection, account_id: str, fields: dict[str, Any]
 ) -> dict[str, Any]:
     contact, rows = contact_creation(account_id, fields)
-    await direct.insert_joint(conn, rows)
+    await conn.insert_joint(rows)
     return contact
 
 
 async def get_contact(
-    source: Database | AsyncConnection, account_id: str, contact_id: str
+    source: Database | Connection, account_id: str, contact_id: str
 ) -> dict[str, Any] | None:
-    row = await direct.fetch_one(
-        source, _CONTACT_BY_ID, {"id": contact_id, "account_id": account_id}
-    )
+    row = await fetch_one(source, _CONTACT_BY_ID, {"id": contact_id, "account_id": account_id})
     return contact_out(row) if row is not None else None
 
 
-# The hot statements: built once, and run through the driver (storage.direct).
-_CONTACT_WITH_EVENT = direct.JointInsert(contacts, events)
-_CONTACT_BY_ID = direct.DirectStatement(
+# The hot statements: built once, compiled once per dialect (storage.statements).
+_CONTACT_WITH_EVENT = JointInsert(contacts, events)
+_CONTACT_BY_ID = Query(
     select(contacts).where(
         contacts.c.id == bindparam("id"), contacts.c.account_id == bindparam("account_id")
     )
@@ -123,7 +120,7 @@ def _filter_clauses(account_id: str, filters: ContactFilters) -> list[Any]:
 
 
 async def list_contacts(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     filters: ContactFilters,
     *,
@@ -160,7 +157,7 @@ async def list_contacts(
 
 
 async def update_contact(
-    conn: AsyncConnection, account_id: str, contact_id: str, changes: dict[str, Any]
+    conn: Connection, account_id: str, contact_id: str, changes: dict[str, Any]
 ) -> dict[str, Any] | None:
     """Merge-patch ``changes`` (already validated); None when the contact doesn't exist.
 
@@ -200,7 +197,7 @@ async def update_contact(
 
 
 async def delete_contact(
-    conn: AsyncConnection, account_id: str, contact_id: str
+    conn: Connection, account_id: str, contact_id: str
 ) -> dict[str, Any] | None:
     row = (
         await conn.execute(
@@ -217,10 +214,10 @@ async def delete_contact(
 
 
 async def find_contact_id_by_phone(
-    conn: AsyncConnection, account_id: str, phone_number: str
+    conn: Connection, account_id: str, phone_number: str
 ) -> str | None:
     """The account's most recent contact with this number, for linking calls."""
-    return (
+    found: str | None = (
         await conn.execute(
             select(contacts.c.id)
             .where(contacts.c.account_id == account_id, contacts.c.phone_number == phone_number)
@@ -228,6 +225,7 @@ async def find_contact_id_by_phone(
             .limit(1)
         )
     ).scalar_one_or_none()
+    return found
 
 
 class _Row:

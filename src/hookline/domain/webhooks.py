@@ -18,7 +18,6 @@ from datetime import timedelta
 from typing import Any, NewType
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
 from hookline.crypto import SecretBox
@@ -26,6 +25,7 @@ from hookline.delivery.manager import cancel_pending_deliveries
 from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import ValidationFailed
+from hookline.storage.connector import Connection
 from hookline.storage.models import accounts, webhooks
 from hookline.timeutil import iso, utcnow
 
@@ -88,7 +88,7 @@ def _empty_as_none(value: str | None) -> str | None:
     return value if value else None
 
 
-async def _count_for_update(conn: AsyncConnection, account_id: str) -> int:
+async def _count_for_update(conn: Connection, account_id: str) -> int:
     # Locking the account row serialises concurrent creates on PostgreSQL, so the cap holds;
     # SQLite ignores FOR UPDATE but its writes are serialised already.
     await conn.execute(select(accounts.c.id).where(accounts.c.id == account_id).with_for_update())
@@ -99,7 +99,7 @@ async def _count_for_update(conn: AsyncConnection, account_id: str) -> int:
 
 
 async def create_webhook(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     *,
     url: CheckedUrl,
@@ -136,7 +136,7 @@ async def create_webhook(
     return webhook_out(inserted, secret)
 
 
-async def list_webhooks(conn: AsyncConnection, account_id: str) -> list[dict[str, Any]]:
+async def list_webhooks(conn: Connection, account_id: str) -> list[dict[str, Any]]:
     """Every subscription of the account (at most ``max_webhooks_per_account``), oldest first."""
     rows = await conn.execute(
         select(webhooks).where(webhooks.c.account_id == account_id).order_by(webhooks.c.id)
@@ -144,16 +144,12 @@ async def list_webhooks(conn: AsyncConnection, account_id: str) -> list[dict[str
     return [webhook_out(r) for r in rows]
 
 
-async def _select(
-    conn: AsyncConnection, account_id: str, webhook_id: str, *, lock: bool = False
-) -> Any:
+async def _select(conn: Connection, account_id: str, webhook_id: str, *, lock: bool = False) -> Any:
     query = select(webhooks).where(webhooks.c.id == webhook_id, webhooks.c.account_id == account_id)
     return (await conn.execute(query.with_for_update() if lock else query)).first()
 
 
-async def get_webhook(
-    conn: AsyncConnection, account_id: str, webhook_id: str
-) -> dict[str, Any] | None:
+async def get_webhook(conn: Connection, account_id: str, webhook_id: str) -> dict[str, Any] | None:
     row = await _select(conn, account_id, webhook_id)
     return webhook_out(row) if row is not None else None
 
@@ -174,7 +170,7 @@ def _changed_values(row: Any, changes: dict[str, Any]) -> dict[str, Any]:
 
 
 async def update_webhook(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     webhook_id: str,
     changes: dict[str, Any],
@@ -206,7 +202,7 @@ async def update_webhook(
     return webhook_out(updated)
 
 
-async def delete_webhook(conn: AsyncConnection, account_id: str, webhook_id: str) -> bool:
+async def delete_webhook(conn: Connection, account_id: str, webhook_id: str) -> bool:
     """Hard delete; its deliveries go with it (ON DELETE CASCADE), so none is attempted again."""
     result = await conn.execute(
         delete(webhooks).where(webhooks.c.id == webhook_id, webhooks.c.account_id == account_id)
@@ -215,7 +211,7 @@ async def delete_webhook(conn: AsyncConnection, account_id: str, webhook_id: str
 
 
 async def rotate_secret(
-    conn: AsyncConnection, account_id: str, webhook_id: str, *, box: SecretBox
+    conn: Connection, account_id: str, webhook_id: str, *, box: SecretBox
 ) -> str | None:
     """A new secret (returned in full); the old one stays valid for ``PREVIOUS_SECRET_TTL``.
     None when not found."""
