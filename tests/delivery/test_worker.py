@@ -169,7 +169,7 @@ async def test_test_event_reaches_an_unsubscribed_target(env: Env) -> None:
         hook, secret = await env.webhook(account, receiver.url, ["call.completed"])
         await env.worker()
         async with env.db.begin() as conn:
-            event = await manager.insert_test_event(conn, account, hook, now=utcnow())
+            event = await manager.insert_test_event(conn, account, hook)
         [request] = await receiver.wait_for(1)
     payload = Webhook(secret).verify(request.body, request.headers)
     assert payload["id"] == event and payload["type"] == "webhook.test"

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from hookline.api.deps import DB, WebhooksRead, WebhooksWrite, events_committed
+from hookline.api.deps import DB, WebhooksRead, WebhooksWrite
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import (
     CursorQuery,
@@ -106,7 +106,6 @@ async def retry_delivery(
         )
     if delivery is None:
         raise _delivery_not_found(delivery_id)
-    events_committed(request)
     return JSONResponse(delivery, status_code=202)
 
 
@@ -124,8 +123,7 @@ async def send_test_event(
         webhook = await _webhook_or_404(conn, auth.account_id, webhook_id)
         if not webhook["is_active"]:
             raise Conflict("This webhook is inactive; enable it to send a test event.")
-        event_id = await manager.insert_test_event(conn, auth.account_id, webhook_id, now=utcnow())
-    events_committed(request)
+        event_id = await manager.insert_test_event(conn, auth.account_id, webhook_id)
     return JSONResponse(
         {"event_id": event_id, "message": f"Test event {event_id} queued for {webhook_id}"},
         status_code=202,

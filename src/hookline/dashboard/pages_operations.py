@@ -16,7 +16,6 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 
 from hookline import mail
-from hookline.api.deps import events_committed
 from hookline.api.operations import DEFAULT_STATS_WINDOW, checked_window
 from hookline.dashboard.csrf import CheckedForm
 from hookline.dashboard.listing import field_errors, text
@@ -174,7 +173,6 @@ async def recover(
             session.account_id,
             webhook_id,
             window,
-            after_batch=lambda: events_committed(request),
         )
     except manager.WebhookNotActive:
         flash = Flash("error", "This webhook is disabled: enable it first, then recover.")

@@ -39,7 +39,7 @@ the cancel UPDATE takes the same row locks as the claim.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -64,7 +64,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql
 
-from hookline import ids, tracing
+from hookline import ids
 from hookline.delivery import stats
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
@@ -1028,8 +1028,9 @@ async def retry_delivery(
 ) -> dict[str, Any] | None:
     """Manual retry: the delivery is due again now, whatever its state. A finished delivery
     gets one more attempt (its attempt count is past the schedule, so a failure ends it again);
-    one in flight is left to its worker. Returns the delivery, None if unknown. Call
-    ``Wakeup.events_committed()`` after commit so a worker picks it up at once."""
+    one in flight is left to its worker. Returns the delivery, None if unknown. Its commit wakes
+    the workers (``Connection.wakes_workers``), so a worker picks it up at once."""
+    conn.wakes_workers = True
     await conn.execute(
         update(dlv)
         .where(
@@ -1058,29 +1059,16 @@ async def _owned_delivery(
     return (await conn.execute(query)).first()
 
 
-async def insert_test_event(
-    conn: Connection, account_id: str, webhook_id: str, *, now: datetime
-) -> str:
+async def insert_test_event(conn: Connection, account_id: str, webhook_id: str) -> str:
     """The outbox row of ``POST /v1/webhooks/{id}/test``: a ``webhook.test`` event for that
     webhook alone. Returns the event id."""
-    event_id = ids.event_id()
-    await conn.execute(
-        insert(events).values(
-            id=event_id,
-            account_id=account_id,
-            type=TEST_EVENT_TYPE,
-            data={
-                "webhook_id": webhook_id,
-                "message": "This is a test event sent from hookline.",
-            },
-            previous_attributes=None,
-            created_at=now,
-            dispatched=False,
-            target_webhook_id=webhook_id,
-            trace_context=tracing.current_traceparent(),
-        )
+    return await record_event(
+        conn,
+        account_id,
+        TEST_EVENT_TYPE,
+        {"webhook_id": webhook_id, "message": "This is a test event sent from hookline."},
+        target_webhook_id=webhook_id,
     )
-    return event_id
 
 
 # -- retention and metrics --------------------------------------------------------------------
@@ -1289,7 +1277,6 @@ async def recover(
     window: RecoveryWindow,
     *,
     batch: int = RECOVER_BATCH,
-    after_batch: Callable[[], Any] | None = None,
 ) -> int | None:
     """Schedule again what ``webhook_id`` missed in ``window``; returns how many deliveries
     were queued (None: no such webhook; raises ``WebhookNotActive``).
@@ -1301,8 +1288,8 @@ async def recover(
     written in a short transaction of its own that re-checks, under the webhook's lock, that
     it is still active and that what it changes still needs it. The API's writes and the
     worker go between batches. What succeeded or is pending is never touched, so a second
-    identical call queues nothing new. ``after_batch`` runs after each commit that queued
-    something (the API wakes the worker: deliveries start while recovery goes on).
+    identical call queues nothing new. Each commit that queued something wakes the workers
+    (``Connection.wakes_workers``): deliveries start while recovery goes on.
     """
     key = {"webhook_id": webhook_id, "account_id": account_id}
     async with db.read() as conn:
@@ -1325,9 +1312,8 @@ async def recover(
                 if locked is None or not locked.is_active:
                     return queued  # deleted or disabled meanwhile: stop there
                 done = await apply(conn, webhook_id, found)
+                conn.wakes_workers |= done > 0
             queued += done
-            if done and after_batch is not None:
-                after_batch()
             if len(found) < batch:
                 break
             after = found[-1].id

@@ -92,9 +92,9 @@ class Connection:
     the delivery engine are given. They run statements on it and never commit."""
 
     dialect: Dialect
-    events_recorded = False
-    """Set by ``storage.outbox.record_event``: the transaction wrote events, so its commit
-    wakes the delivery workers (``storage.db.Database``)."""
+    wakes_workers = False
+    """Set when the transaction queues work for the delivery workers (an event recorded by
+    ``storage.outbox``, a delivery made due): its commit wakes them (``storage.db.Database``)."""
 
     async def execute(self, statement: Statement, params: Params | Rows | None = None) -> Result:
         """Run one statement; a list of parameter sets runs it once per set."""
@@ -168,7 +168,7 @@ class SQLiteConnection(Connection):
             yield
 
     async def insert_joint(self, joint: JointRows) -> None:
-        self.events_recorded |= joint.insert.has_event
+        self.wakes_workers |= joint.insert.has_event
         for part, row in zip(joint.insert.parts, joint.rows, strict=True):
             self.run(part, row)
 
@@ -219,7 +219,7 @@ class PostgresConnection(Connection):
             yield
 
     async def insert_joint(self, joint: JointRows) -> None:
-        self.events_recorded |= joint.insert.has_event
+        self.wakes_workers |= joint.insert.has_event
         await self._execute(joint.insert.combined, joint.combined_params())
 
 

@@ -59,12 +59,16 @@ class Database:
         self._wake: list[Callable[[], None]] = []
 
     def on_events_committed(self, callback: Callable[[], None]) -> None:
-        """Call ``callback`` after every commit of a transaction that recorded events."""
+        """Call ``callback`` after every commit of a transaction that queued work for the
+        delivery workers (``Connection.wakes_workers``): the wake-up (``delivery.wakeup``)."""
         self._wake.append(callback)
 
+    def off_events_committed(self, callback: Callable[[], None]) -> None:
+        if callback in self._wake:
+            self._wake.remove(callback)
+
     def events_committed(self) -> None:
-        """Run the ``on_events_committed`` callbacks: what a commit that recorded events does.
-        For work committed outside this process's transactions, e.g. another process's."""
+        """Run the ``on_events_committed`` callbacks: what a commit that queued work does."""
         for callback in self._wake:
             callback()
 
@@ -97,9 +101,9 @@ class Database:
                 yield conn
             return
         async with self.connector.transaction() as conn:
-            conn.events_recorded = False  # a SQLite batch's connection serves every unit
+            conn.wakes_workers = False  # a SQLite batch's connection serves every unit
             yield conn
-            recorded = conn.events_recorded
+            recorded = conn.wakes_workers
         if recorded:
             self.events_committed()
 
@@ -202,7 +206,7 @@ class HeldTransaction:
             return self._conn
         stack = AsyncExitStack()
         conn = await stack.enter_async_context(self._db.connector.transaction())
-        conn.events_recorded = False
+        conn.wakes_workers = False
         try:
             await self._opener(conn)
         except Preempted:
@@ -241,7 +245,7 @@ class HeldTransaction:
 
     async def commit(self) -> None:
         # Read before the COMMIT: on SQLite the units queued behind this one share its connection.
-        recorded = self._conn is not None and self._conn.events_recorded
+        recorded = self._conn is not None and self._conn.wakes_workers
         stack, self._stack, self._conn = self._stack, None, None
         if stack is not None:
             await stack.aclose()

@@ -5,7 +5,7 @@ Here, below the domain and the delivery engine, because both write events: the A
 ``delivery.exhausted``). Nothing here talks to the network, so a crash at any point keeps both
 the change and its event, or neither.
 
-Recording an event marks the transaction (``Connection.events_recorded``): once it has
+Recording an event marks the transaction (``Connection.wakes_workers``): once it has
 committed, ``storage.db.Database`` wakes the delivery workers. Callers never wake them by hand.
 """
 
@@ -41,7 +41,7 @@ async def record_event(
         trace_context=trace_context,
     )
     await conn.execute(_INSERT_EVENT, row)
-    conn.events_recorded = True
+    conn.wakes_workers = True
     return str(row["id"])
 
 
