@@ -8,17 +8,3 @@ What the rest of hookline uses:
 * ``validate_webhook_url(url, allow_private)`` at webhook create/patch (raises ``UnsafeURL``).
 * ``manager``: deliveries for the API (list, detail, retry, cancel, test events).
 """
-
-from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
-from hookline.delivery.wakeup import PostgresWakeup, Wakeup, make_wakeup
-from hookline.delivery.worker import Worker, run_worker
-
-__all__ = [
-    "PostgresWakeup",
-    "UnsafeURL",
-    "Wakeup",
-    "Worker",
-    "make_wakeup",
-    "run_worker",
-    "validate_webhook_url",
-]

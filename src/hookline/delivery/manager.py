@@ -66,6 +66,7 @@ from sqlalchemy.dialects import postgresql
 
 from hookline import ids
 from hookline.delivery import stats
+from hookline.delivery.payloads import webhook_out
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
 from hookline.storage.connector import Connection
@@ -812,9 +813,6 @@ async def disable_webhook(
     """Deactivate a webhook for ``reason`` (shown on the dashboard), cancel what it had
     pending (inactive webhooks get nothing) and write its ``webhook.disabled`` event, all in
     the caller's transaction."""
-    # Imported here: domain.webhooks imports this module (cancel_pending_deliveries).
-    from hookline.domain.webhooks import webhook_out
-
     row = (
         await conn.execute(
             update(webhooks)
@@ -1114,6 +1112,13 @@ class QueueStats:
     pending_deliveries: int
     due_deliveries: int
     oldest_due_age_seconds: float
+
+
+async def worker_heartbeats(db: Database) -> list[tuple[str, datetime]]:
+    """(worker id, last heartbeat) of every registered worker."""
+    async with db.read() as conn:
+        rows = await conn.execute(select(workers.c.id, workers.c.heartbeat_at))
+    return [(row.id, row.heartbeat_at) for row in rows]
 
 
 async def queue_stats(db: Database, *, now: datetime) -> QueueStats:

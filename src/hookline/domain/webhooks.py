@@ -22,15 +22,14 @@ from sqlalchemy import delete, func, select, update
 from hookline import ids
 from hookline.crypto import SecretBox
 from hookline.delivery.manager import cancel_pending_deliveries
+from hookline.delivery.payloads import SECRET_PREFIX, webhook_out
 from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import ValidationFailed
 from hookline.storage.connector import Connection
 from hookline.storage.models import accounts, webhooks
-from hookline.timeutil import iso, utcnow
+from hookline.timeutil import utcnow
 
-SECRET_PREFIX = "whsec_"  # noqa: S105 (a public prefix, not a secret)
-MASKED_SECRET = SECRET_PREFIX + "********"
 SECRET_BYTES = 32
 # After a rotation deliveries are signed with both secrets for this long, so receivers can switch.
 PREVIOUS_SECRET_TTL = timedelta(hours=24)
@@ -67,21 +66,6 @@ async def check_url(url: str, *, allow_private: bool) -> CheckedUrl:
     except UnsafeURL as exc:
         raise ValidationFailed.for_field("url", str(exc)) from None
     return CheckedUrl(candidate)
-
-
-def webhook_out(row: Any, secret: str | None = None) -> dict[str, Any]:
-    """The webhook object; ``secret`` is the plaintext to show, or masked when None."""
-    return {
-        "id": row.id,
-        "url": row.url,
-        "name": row.name,
-        "events": list(row.events),
-        "is_active": bool(row.is_active),
-        "secret": secret if secret is not None else MASKED_SECRET,
-        "disabled_reason": row.disabled_reason,
-        "created_at": iso(row.created_at),
-        "updated_at": iso(row.updated_at),
-    }
 
 
 def _empty_as_none(value: str | None) -> str | None:
