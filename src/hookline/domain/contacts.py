@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, or_, select, update
+from sqlalchemy import Integer, String, bindparam, delete, func, or_, select, update
 
 from hookline import ids
 from hookline.domain.events import event_row, record_event
@@ -13,7 +13,7 @@ from hookline.errors import ValidationFailed
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database, fetch_one
 from hookline.storage.models import contacts, events
-from hookline.storage.statements import JointInsert, JointRows, Query
+from hookline.storage.statements import JointInsert, JointRows, Query, QueryShapes
 from hookline.timeutil import iso, utcnow
 
 REQUIRED_FIELDS = ("first_name", "phone_number")
@@ -98,14 +98,25 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _filter_clauses(account_id: str, filters: ContactFilters) -> list[Any]:
-    clauses: list[Any] = [contacts.c.account_id == account_id]
-    if filters.phone_number is not None:
-        clauses.append(contacts.c.phone_number == filters.phone_number)
-    if filters.email is not None:
-        clauses.append(contacts.c.email == filters.email)
-    if filters.search:
-        pattern = f"%{_escape_like(filters.search.lower())}%"
+@dataclass(frozen=True, slots=True)
+class _ListShape:
+    """Which parts a contacts list query has: one compiled statement per shape."""
+
+    phone_number: bool
+    email: bool
+    search: bool
+    before_id: bool
+    offset: bool
+
+
+def _list_statement(shape: _ListShape) -> Any:
+    clauses: list[Any] = [contacts.c.account_id == bindparam("account_id")]
+    if shape.phone_number:
+        clauses.append(contacts.c.phone_number == bindparam("phone_number"))
+    if shape.email:
+        clauses.append(contacts.c.email == bindparam("email"))
+    if shape.search:
+        pattern = bindparam("pattern", type_=String())
         full_name = func.lower(
             contacts.c.first_name + " " + func.coalesce(contacts.c.last_name, "")
         )
@@ -116,7 +127,44 @@ def _filter_clauses(account_id: str, filters: ContactFilters) -> list[Any]:
                 contacts.c.phone_number.like(pattern, escape="\\"),
             )
         )
-    return clauses
+    if shape.before_id:
+        clauses.append(contacts.c.id < bindparam("before_id"))
+    query = select(contacts).where(*clauses).order_by(contacts.c.id.desc())
+    query = query.limit(bindparam("limit", type_=Integer()))
+    return query.offset(bindparam("offset", type_=Integer())) if shape.offset else query
+
+
+_LISTS = QueryShapes(_list_statement)
+# Tag filtering reads the SQL-filtered rows in chunks of this many (keyset, newest first).
+_TAG_SCAN_CHUNK = 500
+
+
+async def _list_page(
+    conn: Connection,
+    account_id: str,
+    filters: ContactFilters,
+    *,
+    limit: int,
+    before_id: str | None,
+    offset: int | None,
+) -> list[Any]:
+    shape = _ListShape(
+        phone_number=filters.phone_number is not None,
+        email=filters.email is not None,
+        search=bool(filters.search),
+        before_id=before_id is not None,
+        offset=bool(offset),
+    )
+    params = {
+        "account_id": account_id,
+        "phone_number": filters.phone_number,
+        "email": filters.email,
+        "pattern": f"%{_escape_like(filters.search.lower())}%" if filters.search else None,
+        "before_id": before_id,
+        "limit": limit,
+        "offset": offset,
+    }
+    return (await conn.execute(_LISTS.get(shape), params)).all()
 
 
 async def list_contacts(
@@ -129,31 +177,32 @@ async def list_contacts(
     offset: int | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first. Tag filtering happens in Python after the SQL filters so that it means the
-    same thing on SQLite and PostgreSQL (JSON containment differs); we over-fetch to fill a page."""
-    clauses = _filter_clauses(account_id, filters)
-    if before_id is not None:
-        clauses.append(contacts.c.id < before_id)
-    query = select(contacts).where(and_(*clauses)).order_by(contacts.c.id.desc())
+    same thing on SQLite and PostgreSQL (JSON containment differs); the SQL-filtered rows are
+    read in chunks until the page is full."""
     if not filters.tags:
-        query = query.limit(limit)
-        if offset:
-            query = query.offset(offset)
-        return [contact_out(r) for r in await conn.execute(query)]
+        rows = await _list_page(
+            conn, account_id, filters, limit=limit, before_id=before_id, offset=offset
+        )
+        return [contact_out(r) for r in rows]
     wanted = set(filters.tags)
     matched: list[dict[str, Any]] = []
     skipped = 0
-    result = await conn.stream(query.execution_options(yield_per=500))
-    async for row in result:
-        if not wanted.issubset(row.tags or []):
-            continue
-        if offset and skipped < offset:
-            skipped += 1
-            continue
-        matched.append(contact_out(row))
-        if len(matched) >= limit:
-            break
-    await result.close()
-    return matched
+    while True:
+        chunk = await _list_page(
+            conn, account_id, filters, limit=_TAG_SCAN_CHUNK, before_id=before_id, offset=None
+        )
+        for row in chunk:
+            if not wanted.issubset(row.tags or []):
+                continue
+            if offset and skipped < offset:
+                skipped += 1
+                continue
+            matched.append(contact_out(row))
+            if len(matched) >= limit:
+                return matched
+        if len(chunk) < _TAG_SCAN_CHUNK:
+            return matched
+        before_id = chunk[-1].id
 
 
 async def update_contact(

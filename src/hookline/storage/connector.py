@@ -117,10 +117,6 @@ class Connection:
     async def execute_many(self, statement: Statement, rows: Rows) -> None:
         raise NotImplementedError
 
-    async def stream(self, statement: Statement, params: Params | None = None) -> Result:
-        """The rows, to read with ``async for`` (fetched at once: lists here are bounded)."""
-        return await self._execute(statement, params or {})
-
     def begin_nested(self) -> contextlib.AbstractAsyncContextManager[None]:
         """A SAVEPOINT: an exception in the block rolls back the block's work only."""
         raise NotImplementedError

@@ -8,6 +8,8 @@ stored and read exactly as SQLAlchemy would (timestamps as UTC, JSON columns dec
 
 * ``Query(statement)``, built once at import with named ``bindparam``s, is compiled on first use
   per dialect and kept: the way to write any statement that runs per request.
+* A statement whose shape varies with its input (a list's filters) is a ``QueryShapes``: one
+  ``Query`` per shape, its values as parameters.
 * Any other statement (built per call, its values inline) is compiled when it runs. That costs
   SQLAlchemy's compiler once per call (tens to a few hundred µs), acceptable for the dashboard
   and the CLI, not for a hot path: make those ``Query``s.
@@ -178,6 +180,22 @@ class Query:
 Statement = Query | ClauseElement
 
 
+class QueryShapes:
+    """``Query``s for a statement whose shape varies (which filters a list has), one per shape:
+    ``shapes.get(shape, build)`` builds and compiles ``build(shape)`` the first time only. The
+    values go in as parameters, never into the statement, so the shapes are few."""
+
+    def __init__(self, build: Callable[[Any], ClauseElement]) -> None:
+        self._build = build
+        self._queries: dict[Any, Query] = {}
+
+    def get(self, shape: Any) -> Query:
+        query = self._queries.get(shape)
+        if query is None:
+            query = self._queries[shape] = Query(self._build(shape))
+        return query
+
+
 def compiled_for(statement: Statement, dialect: Dialect, params: Params | None = None) -> Compiled:
     """``statement`` compiled for ``dialect``: once for a ``Query``, now for any other. An
     INSERT given its rows' values inserts the columns they name (the others take their
@@ -201,18 +219,6 @@ class Result:
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._rows)
-
-    def __aiter__(self) -> Result:
-        return self
-
-    async def __anext__(self) -> Any:
-        row = self.fetchone()
-        if row is None:
-            raise StopAsyncIteration
-        return row
-
-    async def close(self) -> None:
-        self._at = len(self._rows)
 
     def all(self) -> list[Any]:
         return self._rows
