@@ -215,13 +215,7 @@ async def update_contact(
     for field in REQUIRED_FIELDS:
         if field in changes and changes[field] is None:
             raise ValidationFailed.for_field(field, f"{field} cannot be null (it is required)")
-    row = (
-        await conn.execute(
-            select(contacts)
-            .where(contacts.c.id == contact_id, contacts.c.account_id == account_id)
-            .with_for_update()
-        )
-    ).first()
+    row = await fetch_one(conn, _CONTACT_FOR_UPDATE, {"id": contact_id, "account_id": account_id})
     if row is None:
         return None
     before = contact_out(row)
@@ -237,12 +231,30 @@ async def update_contact(
         return before
     now = utcnow()
     await conn.execute(
-        update(contacts).where(contacts.c.id == contact_id).values(**changed, updated_at=now)
+        _CONTACT_UPDATES.get(frozenset(changed)), {**changed, "updated_at": now, "b_id": contact_id}
     )
     after = {**before, **changed, "updated_at": iso(now)}
     previous = {field: before[field] for field in changed}
     await record_event(conn, account_id, "contact.updated", after, previous)
     return after
+
+
+def _contact_update(columns: frozenset[str]) -> Any:
+    # b_id: a bind named like a column would clash with that column's SET parameter.
+    return (
+        update(contacts)
+        .where(contacts.c.id == bindparam("b_id"))
+        .values({name: bindparam(name) for name in sorted(columns | {"updated_at"})})
+    )
+
+
+_CONTACT_FOR_UPDATE = Query(
+    select(contacts)
+    .where(contacts.c.id == bindparam("id"), contacts.c.account_id == bindparam("account_id"))
+    .with_for_update()
+)
+# One statement per set of changed fields (a PATCH changes a few of nine).
+_CONTACT_UPDATES = QueryShapes(_contact_update)
 
 
 async def delete_contact(
