@@ -18,8 +18,9 @@ from hookline.delivery.wakeup import Wakeup, make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
-from tests.delivery.helpers import CONTACT, Env, eventually, new_secret
+from tests.delivery.helpers import CONTACT, Env, new_secret
 from tests.support.receiver import Receiver, Reply
+from tests.support.waiting import eventually
 
 FAST_RETRIES = {"retry_schedule": "0.05,0.05"}
 
