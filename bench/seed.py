@@ -15,14 +15,14 @@ from typing import Any
 
 import orjson
 import uuid6
-from sqlalchemy.dialects import sqlite
 
 from hookline.domain import keys
 from hookline.settings import Settings
-from hookline.storage.db import JSON_CODEC, Database
-from hookline.storage.direct import DirectStatement
+from hookline.storage.connector import SQLITE_DIALECT
+from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import contacts
+from hookline.storage.statements import Query
 
 SAMPLE_IDS = 1000
 COLUMNS = tuple(column.name for column in contacts.c)
@@ -87,7 +87,7 @@ def _contact_rows(account_id: str, count: int) -> list[tuple[Any, ...]]:
 
 def _insert_sqlite(path: str, rows: list[tuple[Any, ...]]) -> None:
     # The app's own INSERT and bind processors, so the rows are stored exactly as the API would.
-    insert = DirectStatement(contacts.insert()).compiled(sqlite.dialect(**JSON_CODEC))
+    insert = Query(contacts.insert()).compiled(SQLITE_DIALECT)
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("BEGIN IMMEDIATE")

@@ -23,6 +23,7 @@ from hookline.api import (
     stream,
     webhooks,
 )
+from hookline.api.body import BodyGuard
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
 from hookline.api.openapi import document_input_rules
@@ -98,10 +99,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.background_tasks = set()
     install_error_handlers(app)
-    add_request_guards(app)  # inside RequestContext: the body guard
+    app.add_middleware(BodyGuard)  # inside RequestContext
+    add_request_guards(app)
     document_input_rules(app)
     app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
-    add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
+    add_response_observers(app, settings)  # outside it: rate-limit headers, metrics
     if tracing.configure_from_environment():
         app.add_middleware(tracing.TracingMiddleware)  # outermost: the span covers the rest
     # stream before events: /v1/events/{event_id} would take /v1/events/stream.

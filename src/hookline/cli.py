@@ -126,8 +126,10 @@ async def opened_database(
 ) -> AsyncIterator[Database]:
     """The database, named on stderr and at the latest schema; refused when it does not exist
     unless ``may_create``. ``outcome`` receives what migrating did."""
+    from hookline.storage.connector import DRIVER_ERRORS
     from hookline.storage.db import Database
 
+    unusable: tuple[type[Exception], ...] = (OSError, SQLAlchemyError, *DRIVER_ERRORS)
     label = database_label(settings)
     _note(f"database {label}")
     if not may_create:
@@ -136,7 +138,7 @@ async def opened_database(
     try:
         try:
             done = await _bring_to_head(db, label, may_create=may_create)
-        except (OSError, SQLAlchemyError) as exc:
+        except unusable as exc:
             raise CliError(f"cannot use the database {label}: {_first_line(exc)}") from None
         if outcome is not None:
             outcome.append(done)

@@ -22,9 +22,9 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline.settings import Settings, SmtpServer
+from hookline.storage.connector import Connection
 from hookline.storage.models import users
 
 log = logging.getLogger("hookline.mail")
@@ -68,7 +68,7 @@ async def send(settings: Settings, to: Sequence[str], subject: str, text: str) -
     log.info("mail sent", extra={"mail_to": recipients, "mail_subject": subject})
 
 
-async def account_user_emails(conn: AsyncConnection, account_id: str) -> list[str]:
+async def account_user_emails(conn: Connection, account_id: str) -> list[str]:
     """The e-mail address of every dashboard user of the account, oldest user first."""
     rows = await conn.execute(
         select(users.c.email).where(users.c.account_id == account_id).order_by(users.c.id)

@@ -10,26 +10,16 @@ objects the delivery engine increments where the work happens::
     metrics.ATTEMPTS.labels(result="success").inc()      # success | failure
     metrics.DELIVERIES.labels(outcome="succeeded").inc() # succeeded | failed | cancelled
 
-Queue depth, oldest pending age and worker heartbeats are read from the database at scrape time,
-so they are right whichever process does the delivering.
+Queue depth, oldest pending age and worker heartbeats are read from the database at scrape time
+(``api.health``), so they are right whichever process does the delivering.
 """
 
 from __future__ import annotations
 
 import time
-from datetime import datetime
 
-from fastapi import APIRouter, Request
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, Counter, Gauge, Histogram
-from prometheus_client.exposition import generate_latest
-from sqlalchemy import select
-from starlette.responses import Response
+from prometheus_client import Counter, Gauge, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from hookline.delivery.manager import queue_stats
-from hookline.storage.db import Database
-from hookline.storage.models import workers
-from hookline.timeutil import utcnow
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -98,32 +88,3 @@ class MetricsMiddleware:
             labels = (method, route_label(scope), str(status))
             REQUESTS.labels(*labels).inc()
             REQUEST_SECONDS.labels(*labels).observe(time.perf_counter() - started)
-
-
-async def refresh_gauges(db: Database, *, now: datetime, live_within: float) -> None:
-    stats = await queue_stats(db, now=now)
-    QUEUE_DEPTH.set(stats.pending_deliveries)
-    DUE_DEPTH.set(stats.due_deliveries)
-    UNDISPATCHED.set(stats.undispatched_events)
-    OLDEST_PENDING_AGE.set(stats.oldest_due_age_seconds)
-    async with db.read() as conn:
-        rows = (await conn.execute(select(workers.c.id, workers.c.heartbeat_at))).all()
-    WORKER_HEARTBEAT_AGE.clear()  # forget workers that were reaped since the last scrape
-    live = 0
-    for worker_id, heartbeat_at in rows:
-        age = max(0.0, (now - heartbeat_at).total_seconds())
-        WORKER_HEARTBEAT_AGE.labels(worker=worker_id).set(age)
-        live += age <= live_within
-    WORKERS_LIVE.set(live)
-
-
-router = APIRouter(tags=["operations"])
-
-
-@router.get("/metrics", include_in_schema=False)
-async def metrics(request: Request) -> Response:
-    settings = request.app.state.settings
-    await refresh_gauges(
-        request.app.state.db, now=utcnow(), live_within=settings.delivery_lease_seconds
-    )
-    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)

@@ -14,11 +14,11 @@ from hookline.crypto import SecretBox
 from hookline.settings import Settings
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
+from tests.conftest import BACKENDS
 from tests.delivery.helpers import Env
 from tests.support.postgres import PostgresServer
 
 SECRET_KEY = "delivery-tests-secret-key"
-BACKENDS = ["sqlite", "postgresql"]
 
 
 async def _database_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
@@ -56,5 +56,5 @@ async def env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[E
 @pytest.fixture
 async def pg_env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Env]:
     """PostgreSQL only, for what only PostgreSQL has (LISTEN/NOTIFY)."""
-    async for value in _env("postgresql", tmp_path, request):
+    async for value in _env("postgres", tmp_path, request):
         yield value

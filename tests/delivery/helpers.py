@@ -1,13 +1,11 @@
 """Test helpers for the delivery engine: rows inserted with plain Core statements (the domain
-layer is not needed), and waiting for database conditions."""
+layer is not needed). Waiting for a condition: ``tests.support.waiting.eventually``."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import os
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -19,8 +17,10 @@ from hookline.crypto import SecretBox
 from hookline.delivery.worker import Worker
 from hookline.settings import Settings
 from hookline.storage.db import Database
-from hookline.storage.models import accounts, deliveries, delivery_attempts, events, webhooks
+from hookline.storage.models import deliveries, delivery_attempts, events, webhooks
 from hookline.timeutil import utcnow
+from tests.conftest import new_account
+from tests.support.waiting import eventually
 
 T = TypeVar("T")
 
@@ -42,20 +42,6 @@ def new_secret() -> str:
     return "whsec_" + base64.b64encode(os.urandom(32)).decode()
 
 
-async def eventually(
-    check: Callable[[], Awaitable[T | None]], within: float = 10.0, what: str = "condition"
-) -> T:
-    """Re-check ``check`` until it returns something truthy (the database has no push)."""
-    deadline = time.monotonic() + within
-    while True:
-        value = await check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 @dataclass
 class Env:
     """A migrated database with the base settings of a test; builds rows and workers."""
@@ -75,12 +61,7 @@ class Env:
         return worker
 
     async def account(self) -> str:
-        account_id = ids.account_id()
-        async with self.db.begin() as conn:
-            await conn.execute(
-                insert(accounts).values(id=account_id, name="test", created_at=utcnow())
-            )
-        return account_id
+        return (await new_account(self.db)).id
 
     async def webhook(
         self,

@@ -24,7 +24,7 @@ import httpx
 import pytest
 from standardwebhooks import Webhook
 
-from tests.conftest import TEST_SECRET_KEY, make_database_url
+from tests.conftest import BACKENDS, TEST_SECRET_KEY, make_database_url
 from tests.support.api import collect_pages
 from tests.support.receiver import Receiver
 from tests.support.server import arun_cli, async_running_server, cli_env
@@ -147,7 +147,7 @@ async def _all_event_ids(client: httpx.AsyncClient, headers: dict[str, str]) -> 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend_name", ["sqlite", "postgres"])
+@pytest.mark.parametrize("backend_name", BACKENDS)
 async def test_sigkilled_workers_lose_no_event(
     backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

@@ -76,7 +76,7 @@ async def test_test_event_goes_to_its_target_alone(env: Env) -> None:
     target, _ = await env.webhook(account, URL, ["call.started"])
     await env.webhook(account, URL, ["contact.created", "call.started"])
     async with env.db.begin() as conn:
-        event = await manager.insert_test_event(conn, account, target, now=utcnow())
+        event = await manager.insert_test_event(conn, account, target)
     await manager.dispatch_events(env.db, now=utcnow())
     rows = await env.deliveries(event_id=event)
     assert [(r.webhook_id, r.event_type) for r in rows] == [(target, "webhook.test")]

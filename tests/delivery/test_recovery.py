@@ -13,6 +13,7 @@ from hookline.domain.events import event_row
 from hookline.storage.models import events
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env
+from tests.support.wakeups import wake_ups
 
 
 async def _missed_events(env: Env, account: str, count: int) -> list[str]:
@@ -31,15 +32,13 @@ async def test_a_burst_of_missed_events_is_recovered_in_batches_exactly_once(env
     hook, _ = await env.webhook(account, "http://127.0.0.1:9/hook")
     since = utcnow() - timedelta(seconds=5)
     event_ids = await _missed_events(env, account, 2500)
-    woken = []
     window = manager.RecoveryWindow(since, utcnow())
 
     async with env.db.read() as conn:
         assert await manager.count_recoverable(conn, account, hook, window) == 2500
-    queued = await manager.recover(
-        env.db, account, hook, window, batch=300, after_batch=lambda: woken.append(1)
-    )
-    assert queued == 2500 and len(woken) == 9
+    with wake_ups(env.db) as woken:
+        queued = await manager.recover(env.db, account, hook, window, batch=300)
+    assert queued == 2500 and len(woken) == 9  # each batch's commit woke the workers
     rows = await env.deliveries(webhook_id=hook)
     assert sorted(r.event_id for r in rows) == sorted(event_ids)
     assert await manager.recover(env.db, account, hook, window, batch=300) == 0

@@ -14,12 +14,13 @@ from standardwebhooks import Webhook
 
 from hookline import __version__
 from hookline.delivery import manager
-from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
+from hookline.delivery.wakeup import Wakeup, make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
-from tests.delivery.helpers import CONTACT, Env, eventually, new_secret
+from tests.delivery.helpers import CONTACT, Env, new_secret
 from tests.support.receiver import Receiver, Reply
+from tests.support.waiting import eventually
 
 FAST_RETRIES = {"retry_schedule": "0.05,0.05"}
 # The wake-up tests poll every 30 s: done well within a third of that means woken, not polled,
@@ -172,7 +173,7 @@ async def test_test_event_reaches_an_unsubscribed_target(env: Env) -> None:
         hook, secret = await env.webhook(account, receiver.url, ["call.completed"])
         await env.worker()
         async with env.db.begin() as conn:
-            event = await manager.insert_test_event(conn, account, hook, now=utcnow())
+            event = await manager.insert_test_event(conn, account, hook)
         [request] = await receiver.wait_for(1)
     payload = Webhook(secret).verify(request.body, request.headers)
     assert payload["id"] == event and payload["type"] == "webhook.test"
@@ -615,9 +616,9 @@ async def test_a_worker_ignores_its_own_process_notify(pg_env: Env) -> None:
     await eventually(_idle(worker), what="the worker to go idle")
     wake = worker._wake
     wake.clear()
-    worker.on_notify(None, 1, NOTIFY_CHANNEL, worker.wakeup.origin)
+    worker.on_notify(worker.wakeup.origin)
     assert not wake.is_set()
-    worker.on_notify(None, 1, NOTIFY_CHANNEL, "another-process")
+    worker.on_notify("another-process")
     assert wake.is_set()
 
 

@@ -27,6 +27,7 @@ from hookline.storage.models import calls, idempotency_keys
 from hookline.timeutil import utcnow
 from tests.conftest import TEST_SECRET_KEY, Account, make_database_url, make_settings, new_account
 from tests.support.waiting import eventually
+from tests.support.wakeups import wake_ups
 
 CONTACT = {"first_name": "Ada", "phone_number": "+14155550100"}
 
@@ -254,12 +255,10 @@ async def test_a_failure_before_the_commit_leaves_neither_the_contact_nor_the_ke
     def broken(_plaintext: str) -> str:
         raise RuntimeError("the stored response cannot be written")
 
-    woken: list[bool] = []
-    monkeypatch.setattr(app.state.wakeup, "events_committed", lambda: woken.append(True))
     headers = with_key(account, "fails-at-the-end")
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as client:
-        with monkeypatch.context() as patch:
+        with monkeypatch.context() as patch, wake_ups(app.state.db) as woken:
             patch.setattr(store.box, "encrypt", broken)
             failed = await client.post("/v1/contacts", json=CONTACT, headers=headers)
         assert failed.status_code == 500
@@ -274,16 +273,15 @@ async def test_a_failure_before_the_commit_leaves_neither_the_contact_nor_the_ke
 
 
 async def test_the_worker_is_woken_once_the_request_committed(
-    app: FastAPI, client: httpx.AsyncClient, account: Account, monkeypatch: pytest.MonkeyPatch
+    app: FastAPI, client: httpx.AsyncClient, account: Account
 ) -> None:
-    woken: list[bool] = []
-    monkeypatch.setattr(app.state.wakeup, "events_committed", lambda: woken.append(True))
     headers = with_key(account, "wakes")
-    assert (await client.post("/v1/contacts", json=CONTACT, headers=headers)).status_code == 201
-    assert woken == [True]
-    replayed = await client.post("/v1/contacts", json=CONTACT, headers=headers)
-    assert replayed.headers["idempotent-replayed"] == "true"
-    assert woken == [True]
+    with wake_ups(app.state.db) as woken:
+        assert (await client.post("/v1/contacts", json=CONTACT, headers=headers)).status_code == 201
+        assert len(woken) == 1
+        replayed = await client.post("/v1/contacts", json=CONTACT, headers=headers)
+        assert replayed.headers["idempotent-replayed"] == "true"
+        assert len(woken) == 1
 
 
 async def test_a_post_served_by_fastapis_own_handler_is_guarded_too(tmp_path: Path) -> None:

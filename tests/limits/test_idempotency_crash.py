@@ -26,7 +26,7 @@ from sqlalchemy import func, select
 
 from hookline.storage.db import Database
 from hookline.storage.models import idempotency_keys
-from tests.conftest import TEST_SECRET_KEY, make_database_url, make_settings
+from tests.conftest import BACKENDS, TEST_SECRET_KEY, make_database_url, make_settings
 from tests.support.api import collect_pages
 from tests.support.server import ServerProcess, arun_cli, async_running_server
 
@@ -118,7 +118,7 @@ async def _chaos(service: Service) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend_name", ["sqlite", "postgres"])
+@pytest.mark.parametrize("backend_name", BACKENDS)
 async def test_sigkill_never_strands_an_idempotency_key(
     backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

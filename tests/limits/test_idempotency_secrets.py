@@ -19,7 +19,7 @@ from hookline.crypto import SecretBox
 from hookline.domain import keys
 from hookline.limits.idempotency import request_hash
 from hookline.storage.db import Database
-from hookline.storage.migrate import alembic_config, upgrade_to_head
+from hookline.storage.migrate import alembic_config, run_sync, upgrade_to_head
 from hookline.storage.models import idempotency_keys
 from hookline.timeutil import utcnow
 from tests.conftest import BACKENDS, TEST_SECRET_KEY, Account, make_database_url, make_settings
@@ -147,8 +147,8 @@ async def test_the_migration_forgets_rows_that_hold_a_secret_in_clear(
         "contact": '{"id":"con_1","first_name":"Ada"}',
     }
     try:
+        await run_sync(db, lambda sync: command.upgrade(alembic_config(sync), "0002"))
         async with db.begin() as conn:
-            await conn.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0002"))
             account_id = await keys.create_account(conn, "older")
             for key, body in bodies.items():
                 await conn.execute(

@@ -8,17 +8,16 @@ import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import asyncpg
 import pytest
 from sqlalchemy import bindparam, select, update
-from sqlalchemy.exc import IntegrityError
 
 from hookline.domain import contacts as contacts_domain
-from hookline.storage import db as db_module
-from hookline.storage import direct
+from hookline.storage import connector as connector_module
+from hookline.storage.connector import IntegrityError, PostgresConnector, SQLiteConnector
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import accounts, contacts, events
+from hookline.storage.statements import JointRows, Query
 from hookline.timeutil import utcnow
 from tests.conftest import Account, make_settings, new_account
 from tests.support.postgres import PostgresServer
@@ -34,7 +33,8 @@ async def sqlite_db(tmp_path: Path) -> AsyncIterator[Database]:
 
 def committed_ids(database: Database) -> set[str]:
     """Account ids as a separate connection sees them: only what is committed."""
-    path = str(database.writer.url.database)
+    assert isinstance(database.connector, SQLiteConnector)
+    path = database.connector.path
     with sqlite3.connect(path) as conn:
         return {row[0] for row in conn.execute("SELECT id FROM accounts WHERE name = 'unit'")}
 
@@ -52,14 +52,14 @@ async def test_concurrent_writers_share_commits_and_return_once_committed(
     sqlite_db: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     commits = 0
-    commit = db_module._Batch.commit
+    commit = connector_module._Batch.commit
 
-    async def counted(batch: db_module._Batch) -> None:
+    async def counted(batch: connector_module._Batch) -> None:
         nonlocal commits
         commits += 1
         await commit(batch)
 
-    monkeypatch.setattr(db_module._Batch, "commit", counted)
+    monkeypatch.setattr(connector_module._Batch, "commit", counted)
 
     async def write_then_look(n: int) -> None:
         await write_account(sqlite_db, f"acct_{n}")
@@ -97,7 +97,7 @@ async def test_a_constraint_violation_leaves_the_shared_transaction_usable(
     assert committed_ids(sqlite_db) == {"acct_taken", "acct_a", "acct_b"}
 
 
-async def _stored(database: Database, joint: direct.JointRows) -> tuple[bool, bool]:
+async def _stored(database: Database, joint: JointRows) -> tuple[bool, bool]:
     """Whether the contact and the event of ``joint`` are committed."""
     contact_row, event_row = joint.rows
     async with database.read() as conn:
@@ -124,15 +124,12 @@ async def test_committed_rows_are_all_or_nothing(db: Database, account: Account)
     )
     contact_row, event_row = joint.rows
     broken = joint.insert.rows(contact_row, {**event_row, "account_id": "account-missing"})
-    # The driver's own error: these statements skip SQLAlchemy (storage.direct).
-    with pytest.raises((sqlite3.IntegrityError, asyncpg.ForeignKeyViolationError)):
+    with pytest.raises(IntegrityError):
         await db.commit_rows(broken)
     assert await _stored(db, joint) == (False, False)
 
 
-_ACCOUNT_NAME = direct.DirectStatement(
-    select(accounts.c.name).where(accounts.c.id == bindparam("id"))
-)
+_ACCOUNT_NAME = Query(select(accounts.c.name).where(accounts.c.id == bindparam("id")))
 
 
 async def test_a_pooled_read_is_one_round_trip(pg_server: PostgresServer) -> None:
@@ -142,8 +139,8 @@ async def test_a_pooled_read_is_one_round_trip(pg_server: PostgresServer) -> Non
     try:
         await database.fetch_one(_ACCOUNT_NAME, {"id": "warm-up"})  # opens the pool
         sent: list[str] = []
-        pool = database._pg_pool
-        assert pool is not None
+        assert isinstance(database.connector, PostgresConnector)
+        pool = await database.connector.pool()
         async with pool.acquire() as conn:  # the pool's only connection
             conn.add_query_logger(lambda record: sent.append(record.query))
         sent.clear()
@@ -154,7 +151,7 @@ async def test_a_pooled_read_is_one_round_trip(pg_server: PostgresServer) -> Non
         await database.dispose()
 
 
-_RENAME_RETURNING = direct.DirectStatement(
+_RENAME_RETURNING = Query(
     update(accounts)
     .where(accounts.c.id == bindparam("b_id"))
     .values(name=bindparam("b_name"))

@@ -8,9 +8,9 @@ import uuid
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline.domain import contacts as contacts_domain
+from hookline.storage.connector import Connection
 from hookline.storage.db import Database, Preempted
 from hookline.storage.models import accounts, contacts
 from hookline.timeutil import utcnow
@@ -28,7 +28,7 @@ async def add_account(db: Database, account_id: str, *, fail: bool = False) -> N
             raise RuntimeError(f"{account_id} fails after its write")
 
 
-async def insert_account(conn: AsyncConnection, account_id: str) -> None:
+async def insert_account(conn: Connection, account_id: str) -> None:
     await conn.execute(accounts.insert().values(id=account_id, name="hold", created_at=utcnow()))
 
 
@@ -39,7 +39,7 @@ async def committed(db: Database, ids: list[str]) -> set[str]:
         return {row.id for row in rows}
 
 
-async def nothing_first(_conn: AsyncConnection) -> None:
+async def nothing_first(_conn: Connection) -> None:
     return None
 
 
@@ -47,7 +47,7 @@ async def test_every_block_joins_one_transaction_that_commits_at_the_end(db: Dat
     ids = new_ids(3)
     opened: list[str] = []
 
-    async def opener(conn: AsyncConnection) -> None:
+    async def opener(conn: Connection) -> None:
         opened.append("opened")
         await insert_account(conn, ids[0])
 
@@ -117,7 +117,7 @@ class Taken(Preempted):
 async def test_a_preempted_opener_reaches_the_caller_with_nothing_open(db: Database) -> None:
     ids = new_ids(1)
 
-    async def refuse(conn: AsyncConnection) -> None:
+    async def refuse(conn: Connection) -> None:
         raise Taken
 
     async with db.hold(refuse):

@@ -6,18 +6,19 @@ from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import bindparam, create_engine, select
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Dialect
 
-from hookline.storage import direct
+from hookline.storage.connector import POSTGRES_DIALECT, SQLITE_DIALECT
 from hookline.storage.db import Database
 from hookline.storage.lists import in_list, not_in_list
 from hookline.storage.models import accounts, contacts, metadata
+from hookline.storage.statements import Query
 from tests.conftest import Account
 
-_MATCHING = direct.DirectStatement(
+_MATCHING = Query(
     select(contacts.c.id).where(in_list(contacts.c.id, "ids")).order_by(contacts.c.id)
 )
-_OTHERS = direct.DirectStatement(
+_OTHERS = Query(
     select(contacts.c.id)
     .where(contacts.c.account_id == bindparam("account"))
     .where(not_in_list(contacts.c.id, "ids"))
@@ -46,12 +47,12 @@ async def _insert_contacts(db: Database, account: Account, contact_ids: list[str
         for contact_id in contact_ids
     ]
     async with db.begin() as conn:
-        await direct.execute_many(conn, direct.DirectStatement(contacts.insert()), rows)
+        await conn.execute_many(Query(contacts.insert()), rows)
 
 
-async def _ids(db: Database, statement: direct.DirectStatement, **params: object) -> list[str]:
+async def _ids(db: Database, statement: Query, **params: object) -> list[str]:
     async with db.read() as conn:
-        return [row.id for row in await direct.fetch_all(conn, statement, params)]
+        return [row.id for row in (await conn.execute(statement, params)).all()]
 
 
 async def test_a_list_matches_exactly_its_members(db: Database, account: Account) -> None:
@@ -88,10 +89,10 @@ async def test_a_list_longer_than_any_parameter_limit_is_one_parameter(
     assert await _ids(db, _MATCHING, ids=many) == present
 
 
-@pytest.mark.parametrize("url", ["postgresql+asyncpg://", "sqlite+aiosqlite://"])
-def test_the_sql_is_the_same_for_any_length(url: str) -> None:
+@pytest.mark.parametrize("dialect", [POSTGRES_DIALECT, SQLITE_DIALECT], ids=lambda d: d.name)
+def test_the_sql_is_the_same_for_any_length(dialect: Dialect) -> None:
     # The point of the module: drivers cache prepared statements by their SQL text.
-    compiled = _MATCHING.compiled(make_url(url).get_dialect()())
+    compiled = _MATCHING.compiled(dialect)
     short_sql, short_arguments = compiled.render({"ids": ["a"]})
     long_sql, long_arguments = compiled.render({"ids": [str(n) for n in range(64)]})
     assert short_sql == long_sql
@@ -102,7 +103,7 @@ def test_sqlite_finds_the_rows_through_the_primary_key() -> None:
     # Rendered as a boolean value, "(id IN (...)) = 1", the condition would scan the table.
     engine = create_engine("sqlite://")
     metadata.create_all(engine, tables=[accounts, contacts])
-    sql = str(_MATCHING.compiled(engine.dialect).sql)
+    sql = str(_MATCHING.compiled(SQLITE_DIALECT).sql)
     with engine.connect() as conn:
         plan = conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", ('["a"]',)).all()
     details = " | ".join(str(step[-1]) for step in plan)

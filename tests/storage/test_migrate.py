@@ -12,7 +12,7 @@ from sqlalchemy import inspect
 from sqlalchemy.engine import Connection
 
 from hookline.storage.db import Database
-from hookline.storage.migrate import upgrade_to_head
+from hookline.storage.migrate import run_sync, upgrade_to_head
 from hookline.storage.models import metadata
 from tests.conftest import BACKENDS, make_database_url, make_settings
 
@@ -39,9 +39,8 @@ async def test_migrations_produce_the_declared_schema(
     try:
         await upgrade_to_head(db)
         await upgrade_to_head(db)  # idempotent: a second run changes nothing
-        async with db.begin() as conn:
-            assert await conn.run_sync(_diff) == []
-            indexes = await conn.run_sync(_index_names)
+        assert await run_sync(db, _diff) == []
+        indexes = await run_sync(db, _index_names)
         declared = {str(ix.name) for table in metadata.tables.values() for ix in table.indexes}
         assert declared <= indexes
     finally:

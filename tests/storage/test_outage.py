@@ -13,12 +13,11 @@ from pathlib import Path
 import orjson
 import pytest
 from sqlalchemy import literal_column, select, text
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from hookline.errors import ServiceUnavailable
 from hookline.storage.db import PG_CONNECT_TIMEOUT_SECONDS, Database
-from hookline.storage.direct import DirectStatement
 from hookline.storage.outage import is_store_unavailable
+from hookline.storage.statements import Query
 from tests.conftest import TEST_SECRET_KEY, make_settings
 from tests.limits.conftest import running_app
 from tests.support.postgres import PostgresServer, running_postgres
@@ -133,15 +132,10 @@ async def _raised(coroutine: object) -> BaseException:
 
 
 async def test_what_counts_as_unavailable(tmp_path: Path) -> None:
-    """Real exceptions from the real drivers, through SQLAlchemy as the app meets them."""
-    closed_port = create_async_engine("postgresql+asyncpg://postgres@127.0.0.1:1/none")
-
-    async def ping() -> None:
-        async with closed_port.connect() as conn:
-            await conn.execute(text("SELECT 1"))
-
+    """Real exceptions from the real drivers, through the connector as the app meets them."""
+    closed_port = Database(make_settings("postgresql://postgres@127.0.0.1:1/none"))
     try:
-        assert is_store_unavailable(await _raised(ping()))
+        assert is_store_unavailable(await _raised(closed_port.ping()))
     finally:
         await closed_port.dispose()
 
@@ -151,16 +145,16 @@ async def test_what_counts_as_unavailable(tmp_path: Path) -> None:
     assert is_store_unavailable(cannot_open.value)
 
     # A bug (bad SQL, a missing table) is not an outage: that stays a 500.
-    engine = create_async_engine(f"sqlite+aiosqlite:///{tmp_path / 'ok.db'}")
+    db = Database(make_settings(f"sqlite:///{tmp_path / 'ok.db'}"))
 
     async def bad_sql() -> None:
-        async with engine.connect() as conn:
+        async with db.read() as conn:
             await conn.execute(text("SELECT * FROM no_such_table"))
 
     try:
         assert not is_store_unavailable(await _raised(bad_sql()))
     finally:
-        await engine.dispose()
+        await db.dispose()
     assert not is_store_unavailable(ValueError("no"))
     assert not is_store_unavailable(asyncio.CancelledError())
 
@@ -176,7 +170,7 @@ async def test_a_postgresql_that_never_answers_fails_fast() -> None:
         try:
             for attempt in (
                 db.ping(),
-                db.fetch_one(DirectStatement(select(literal_column("1").label("one"))), {}),
+                db.fetch_one(Query(select(literal_column("1").label("one"))), {}),
             ):
                 started = time.monotonic()
                 assert is_store_unavailable(await _raised(attempt))

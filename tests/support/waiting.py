@@ -12,19 +12,22 @@ T = TypeVar("T")
 
 async def eventually(
     probe: Callable[[], Awaitable[T]],
-    until: Callable[[T], bool],
+    until: Callable[[T], object] = bool,
     *,
     within: float = 10.0,
     interval: float = 0.02,
+    what: str = "condition",
 ) -> T:
-    """Call ``probe`` until ``until(result)`` holds; fail with the last result at the deadline."""
+    """Call ``probe`` until ``until(result)`` holds (by default: until the result is truthy);
+    fail at the deadline naming ``what`` and the last result. The one waiting helper of the
+    tests: for what has no push (a row another process or the worker writes)."""
     deadline = time.monotonic() + within
     while True:
         result = await probe()
         if until(result):
             return result
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {within}s; last: {result!r}")
+            raise AssertionError(f"{what} not met within {within}s; last: {result!r}")
         await asyncio.sleep(interval)
 
 

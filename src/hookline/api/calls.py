@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from hookline.api.deps import DB, CallsRead, CallsWrite, JsonContent, events_committed
+from hookline.api.deps import DB, CallsRead, CallsWrite, JsonContent
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import (
     CursorQuery,
@@ -44,7 +44,6 @@ async def create_call(
 ) -> JSONResponse:
     async with db.begin() as conn:
         call = await domain.create_call(conn, auth.account_id, body.provided())
-    events_committed(request)
     return JSONResponse(call, status_code=201, headers={"Location": f"/v1/calls/{call['id']}"})
 
 
@@ -128,5 +127,4 @@ async def complete_call(
         )
     if call is None:
         raise _not_found(call_id)
-    events_committed(request)
     return JSONResponse(call)

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from hookline.api.deps import DB, ContactsRead, ContactsWrite, JsonContent, events_committed
+from hookline.api.deps import DB, ContactsRead, ContactsWrite, JsonContent
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import (
     CursorQuery,
@@ -43,7 +43,6 @@ async def create_contact(
 ) -> JSONResponse:
     contact, rows = domain.contact_creation(auth.account_id, body.provided())
     await db.commit_rows(rows)
-    events_committed(request)
     return JSONResponse(
         contact, status_code=201, headers={"Location": f"/v1/contacts/{contact['id']}"}
     )
@@ -125,7 +124,6 @@ async def update_contact(
         contact = await domain.update_contact(conn, auth.account_id, contact_id, body.provided())
     if contact is None:
         raise _not_found(contact_id)
-    events_committed(request)
     return JSONResponse(contact)
 
 
@@ -142,5 +140,4 @@ async def delete_contact(
         contact = await domain.delete_contact(conn, auth.account_id, contact_id)
     if contact is None:
         raise _not_found(contact_id)
-    events_committed(request)
     return JSONResponse({"success": True, "message": f"Contact {contact_id} deleted"})

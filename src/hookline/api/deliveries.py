@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hookline.api.deps import DB, WebhooksRead, WebhooksWrite, events_committed, require_json
+from hookline.api.deps import DB, WebhooksRead, WebhooksWrite, require_json
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import (
     CursorQuery,
@@ -30,12 +29,13 @@ from hookline.schemas.deliveries import (
     DeliveryStatus,
     TestEventOut,
 )
+from hookline.storage.connector import Connection
 from hookline.timeutil import utcnow
 
 router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["deliveries"], route_class=DirectRoute)
 
 
-async def _webhook_or_404(conn: AsyncConnection, account_id: str, webhook_id: str) -> Any:
+async def _webhook_or_404(conn: Connection, account_id: str, webhook_id: str) -> Any:
     webhook = await get_webhook(conn, account_id, webhook_id)
     if webhook is None:
         raise NotFound(f"No webhook with id {webhook_id}.")
@@ -123,7 +123,6 @@ async def retry_delivery(
         )
     if delivery is None:
         raise _delivery_not_found(delivery_id)
-    events_committed(request)
     return JSONResponse(delivery, status_code=202)
 
 
@@ -154,9 +153,7 @@ async def send_test_event(
         if not webhook["is_active"]:
             raise Conflict("This webhook is inactive; enable it to send a test event.")
         if wanted is None:
-            event_id = await manager.insert_test_event(
-                conn, auth.account_id, webhook_id, now=utcnow()
-            )
+            event_id = await manager.insert_test_event(conn, auth.account_id, webhook_id)
         else:
             event_id = await record_event(
                 conn,
@@ -166,7 +163,6 @@ async def send_test_event(
                 catalogue.example_previous_attributes(wanted.event_type),
                 target_webhook_id=webhook_id,
             )
-    events_committed(request)
     return JSONResponse(
         {"event_id": event_id, "message": f"Test event {event_id} queued for {webhook_id}"},
         status_code=202,

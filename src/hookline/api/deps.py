@@ -119,12 +119,3 @@ async def require_json(request: Request) -> None:
 
 # Declared after the auth parameter so a bad key is a 401 before a bad body is a 415.
 JsonContent = Annotated[None, Depends(require_json)]
-
-
-def events_committed(request: Request) -> None:
-    """Tell the delivery worker that new events are committed (wakes it without polling).
-
-    Inside an idempotent request the handler's writes commit with its stored response, after
-    the handler returns: the wake-up waits for that commit."""
-    db: Database = request.app.state.db
-    db.after_commit(request.app.state.wakeup.events_committed)

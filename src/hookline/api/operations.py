@@ -14,7 +14,6 @@ from hookline.api.deps import (
     JsonContent,
     WebhooksRead,
     WebhooksWrite,
-    events_committed,
 )
 from hookline.api.openapi import error_responses
 from hookline.api.responses import JSONResponse
@@ -87,9 +86,7 @@ async def recover(
     # retry after a crash half-way queues what is left. Shielded: a client that hangs up does
     # not stop a recovery half-way.
     recovery = asyncio.get_running_loop().create_task(
-        manager.recover(
-            db, auth.account_id, webhook_id, window, after_batch=lambda: events_committed(request)
-        )
+        manager.recover(db, auth.account_id, webhook_id, window)
     )
     # Referenced until done (the app awaits these at shutdown), as ``background.spawn`` does.
     running: set[asyncio.Task[Any]] = request.app.state.background_tasks

@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy.exc import IntegrityError
 
 from hookline.dashboard import users
 from hookline.dashboard.csrf import (
@@ -26,6 +25,7 @@ from hookline.dashboard.sessions import (
 )
 from hookline.dashboard.throttle import Throttle, Throttled
 from hookline.dashboard.web import PREFIX, Flash, PageError, database, redirect, render
+from hookline.storage.connector import IntegrityError
 
 router = APIRouter(prefix=PREFIX)
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline.dashboard.web import PREFIX
 from hookline.settings import Settings
+from hookline.storage.connector import Connection
 from hookline.storage.models import login_tokens
 from hookline.timeutil import utcnow
 
@@ -55,7 +55,7 @@ def url_for(settings: Settings, purpose: str, token: str) -> str:
     return f"{settings.public_url}{PATHS[purpose]}{token}"
 
 
-async def issue(conn: AsyncConnection, purpose: str, account_id: str, email: str) -> str:
+async def issue(conn: Connection, purpose: str, account_id: str, email: str) -> str:
     """A new link's token for ``email``; earlier links of this kind for it stop working."""
     now = utcnow()
     await conn.execute(delete(login_tokens).where(login_tokens.c.expires_at <= now))
@@ -74,7 +74,7 @@ async def issue(conn: AsyncConnection, purpose: str, account_id: str, email: str
     return token
 
 
-async def look_up(conn: AsyncConnection, purpose: str, token: str) -> LinkTarget | None:
+async def look_up(conn: Connection, purpose: str, token: str) -> LinkTarget | None:
     """Whom a live link is for, or None (unknown, used, expired, or another kind of link)."""
     if len(token) != _TOKEN_LENGTH or not _TOKEN_ALPHABET.issuperset(token):
         return None
@@ -92,7 +92,7 @@ async def look_up(conn: AsyncConnection, purpose: str, token: str) -> LinkTarget
     return LinkTarget(row.purpose, row.account_id, row.email, row.expires_at)
 
 
-async def use(conn: AsyncConnection, purpose: str, token: str) -> LinkTarget | None:
+async def use(conn: Connection, purpose: str, token: str) -> LinkTarget | None:
     """Like :func:`look_up`, and the link (with its siblings) is gone when ``conn`` commits.
 
     The DELETE's row count decides between two concurrent uses of one link: only one removes it.
@@ -107,7 +107,7 @@ async def use(conn: AsyncConnection, purpose: str, token: str) -> LinkTarget | N
     return target
 
 
-async def pending_invitations(conn: AsyncConnection, account_id: str) -> list[PendingInvitation]:
+async def pending_invitations(conn: Connection, account_id: str) -> list[PendingInvitation]:
     rows = await conn.execute(
         select(login_tokens.c.email, login_tokens.c.expires_at)
         .where(
@@ -120,11 +120,11 @@ async def pending_invitations(conn: AsyncConnection, account_id: str) -> list[Pe
     return [PendingInvitation(row.email, row.expires_at) for row in rows]
 
 
-async def cancel_invitation(conn: AsyncConnection, account_id: str, email: str) -> None:
+async def cancel_invitation(conn: Connection, account_id: str, email: str) -> None:
     await _forget(conn, INVITE, account_id, email)
 
 
-async def _forget(conn: AsyncConnection, purpose: str, account_id: str, email: str) -> None:
+async def _forget(conn: Connection, purpose: str, account_id: str, email: str) -> None:
     await conn.execute(
         delete(login_tokens).where(
             login_tokens.c.purpose == purpose,

@@ -9,7 +9,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
-from hookline.api.deps import events_committed
 from hookline.dashboard.csrf import CheckedForm
 from hookline.dashboard.listing import PAGE_SIZE, cursor_id, field_errors, paginate, text
 from hookline.dashboard.sessions import CurrentSession
@@ -96,7 +95,6 @@ async def create_contact(request: Request, session: CurrentSession, form: Checke
         return _form_again(request, None, values, field_errors(exc))
     async with database(request).begin() as conn:
         contact = await domain.create_contact(conn, session.account_id, body.provided())
-    events_committed(request)
     name = contact["first_name"]
     return redirect(
         request, f"{PREFIX}/contacts/{contact['id']}", Flash("success", f"Contact {name} created.")
@@ -151,7 +149,6 @@ async def update_contact(
         return _form_again(request, contact, values, field_errors(exc))
     if updated is None:
         raise not_found("contact")
-    events_committed(request)
     message = "Contact saved." if updated != contact else "Nothing changed."
     return redirect(request, f"{PREFIX}/contacts/{contact_id}", Flash("success", message))
 
@@ -183,5 +180,4 @@ async def delete_contact(
         deleted = await domain.delete_contact(conn, session.account_id, contact_id)
     if deleted is None:
         raise not_found("contact")
-    events_committed(request)
     return redirect(request, f"{PREFIX}/contacts", Flash("success", "Contact deleted."))

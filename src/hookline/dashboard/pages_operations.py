@@ -14,10 +14,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import mail
-from hookline.api.deps import events_committed
 from hookline.api.operations import DEFAULT_STATS_WINDOW, checked_window
 from hookline.dashboard.csrf import CheckedForm
 from hookline.dashboard.listing import field_errors, text
@@ -28,6 +26,7 @@ from hookline.domain import webhooks as domain
 from hookline.errors import ValidationFailed
 from hookline.schemas.operations import RecoverIn
 from hookline.settings import Settings
+from hookline.storage.connector import Connection
 from hookline.timeutil import iso, utcnow
 
 router = APIRouter(prefix=f"{PREFIX}/webhooks")
@@ -71,9 +70,7 @@ def chart_bars(bars: list[stats.Bar]) -> list[ChartBar]:
     return out
 
 
-async def webhook_health(
-    conn: AsyncConnection, webhook_id: str, settings: Settings
-) -> dict[str, Any]:
+async def webhook_health(conn: Connection, webhook_id: str, settings: Settings) -> dict[str, Any]:
     """The webhook page's statistics (the last 24 hours, as the API's default) and chart, and
     whether a disable was mailed to the account's people."""
     until = utcnow()
@@ -176,7 +173,6 @@ async def recover(
             session.account_id,
             webhook_id,
             window,
-            after_batch=lambda: events_committed(request),
         )
     except manager.WebhookNotActive:
         flash = Flash("error", "This webhook is disabled: enable it first, then recover.")

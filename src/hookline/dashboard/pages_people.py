@@ -16,7 +16,6 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import mail
 from hookline.background import spawn
@@ -42,6 +41,7 @@ from hookline.dashboard.web import (
     render,
 )
 from hookline.settings import Settings
+from hookline.storage.connector import Connection
 from hookline.storage.db import Database
 
 router = APIRouter(prefix=PREFIX)
@@ -259,7 +259,7 @@ async def _choose_password(
 
 
 async def _apply(
-    conn: AsyncConnection, target: links.LinkTarget, password_hash: str
+    conn: Connection, target: links.LinkTarget, password_hash: str
 ) -> users.User | None:
     """Sets the password the link was for; None when the link can no longer apply."""
     existing = await users.find_user(conn, target.email)

@@ -13,7 +13,6 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
 from hookline.api.conformance import run_check
-from hookline.api.deps import events_committed
 from hookline.crypto import SecretBox
 from hookline.dashboard.csrf import CheckedForm
 from hookline.dashboard.listing import PAGE_SIZE, cursor_id, field_errors, next_page_url, text
@@ -338,10 +337,7 @@ async def send_test(
         flash = Flash("error", "This webhook is disabled: enable it first, then send a test event.")
         return redirect(request, _url(webhook_id), flash)
     async with database(request).begin() as conn:
-        event_id = await manager.insert_test_event(
-            conn, session.account_id, webhook_id, now=utcnow()
-        )
-    events_committed(request)
+        event_id = await manager.insert_test_event(conn, session.account_id, webhook_id)
     flash = Flash(
         "success",
         f"Test event {event_id} sent. Its delivery appears below in a moment (reload the page).",
@@ -415,6 +411,5 @@ async def retry_delivery(
         )
     if delivery is None:
         raise not_found("delivery")
-    events_committed(request)
     flash = Flash("success", "Retry queued: the new attempt appears below in a moment.")
     return redirect(request, _url(webhook_id, f"/deliveries/{delivery_id}"), flash)

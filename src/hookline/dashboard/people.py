@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline.dashboard import links, users
 from hookline.dashboard.web import PREFIX
 from hookline.settings import Settings
+from hookline.storage.connector import Connection
 from hookline.storage.models import accounts
 
 
@@ -28,13 +28,13 @@ class Mail:
     text: str
 
 
-async def account_name(conn: AsyncConnection, account_id: str) -> str | None:
+async def account_name(conn: Connection, account_id: str) -> str | None:
     row = (await conn.execute(select(accounts.c.name).where(accounts.c.id == account_id))).first()
     return None if row is None else str(row.name)
 
 
 async def invite(
-    conn: AsyncConnection, settings: Settings, account_id: str, email: str
+    conn: Connection, settings: Settings, account_id: str, email: str
 ) -> tuple[str, Mail]:
     """A one-time link (24 h) where ``email`` sets a password and joins the account, and the
     mail to send. ``email`` must be canonical (users.canonical_email).
@@ -69,7 +69,7 @@ def _already_a_user_mail(settings: Settings, email: str) -> Mail:
     return Mail(email, "An invitation to hookline", text)
 
 
-async def reset_mail(conn: AsyncConnection, settings: Settings, email: str) -> Mail | None:
+async def reset_mail(conn: Connection, settings: Settings, email: str) -> Mail | None:
     """The reset mail with a one-time link (1 h), or None when no user has that e-mail."""
     user = await users.find_user(conn, email)
     if user is None:

@@ -14,9 +14,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request, Response
 from sqlalchemy import delete, select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline.dashboard.web import PREFIX, LoginRequired
+from hookline.storage.connector import Connection
 from hookline.storage.db import Database
 from hookline.storage.models import dashboard_sessions, users
 from hookline.timeutil import utcnow
@@ -38,7 +38,7 @@ def _hash(cookie_value: str) -> str:
     return hashlib.sha256(cookie_value.encode()).hexdigest()
 
 
-async def create_session(conn: AsyncConnection, user_id: str) -> str:
+async def create_session(conn: Connection, user_id: str) -> str:
     """A new session for ``user_id``; returns the cookie value (never stored)."""
     cookie_value = secrets.token_urlsafe(32)
     now = utcnow()
@@ -56,7 +56,7 @@ async def create_session(conn: AsyncConnection, user_id: str) -> str:
     return cookie_value
 
 
-async def load_session(conn: AsyncConnection, cookie_value: str) -> DashboardSession | None:
+async def load_session(conn: Connection, cookie_value: str) -> DashboardSession | None:
     row = (
         await conn.execute(
             select(
@@ -78,7 +78,7 @@ async def load_session(conn: AsyncConnection, cookie_value: str) -> DashboardSes
     return DashboardSession(row.id, row.user_id, row.account_id, row.email, row.csrf_token)
 
 
-async def end_session(conn: AsyncConnection, session_id: str) -> None:
+async def end_session(conn: Connection, session_id: str) -> None:
     await conn.execute(delete(dashboard_sessions).where(dashboard_sessions.c.id == session_id))
 
 

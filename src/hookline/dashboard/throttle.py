@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import and_, delete, select
-from sqlalchemy.ext.asyncio import AsyncConnection
 from sqlalchemy.sql.elements import ColumnElement
 
+from hookline.storage.connector import Connection
 from hookline.storage.db import Database
 from hookline.storage.models import auth_attempts
 from hookline.timeutil import utcnow
@@ -211,15 +211,16 @@ class Throttle:
                 )
             )
             result = await conn.execute(
-                auth_attempts.insert().values(
+                auth_attempts.insert()
+                .values(
                     scope=probe.scope,
                     address_key=probe.address_key,
                     email_key=probe.email_key,
                     created_at=now,
                 )
+                .returning(auth_attempts.c.id)
             )
-            assert result.inserted_primary_key is not None
-            row_id = int(result.inserted_primary_key[0])
+            row_id = int(result.scalar_one())
         return Attempt(row_id, probe.scope, probe.address_key, probe.email_key)
 
     def _pair_of(self, attempt: Attempt) -> ColumnElement[bool]:
@@ -229,7 +230,7 @@ class Throttle:
             auth_attempts.c.email_key == attempt.email_key,
         )
 
-    async def _has_failed_here(self, conn: AsyncConnection, attempt: Attempt) -> bool:
+    async def _has_failed_here(self, conn: Connection, attempt: Attempt) -> bool:
         since = self._clock() - self.policy.login_per_pair.window
         row = await conn.execute(
             select(auth_attempts.c.id)
@@ -242,7 +243,7 @@ class Throttle:
         )
         return row.first() is not None
 
-    async def _wait(self, conn: AsyncConnection, attempt: Attempt, rule: Rule) -> int | None:
+    async def _wait(self, conn: Connection, attempt: Attempt, rule: Rule) -> int | None:
         """Seconds until ``attempt`` would be within ``rule``, or None if it is now.
 
         The other attempts in the window are counted (this one excluded); when ``limit`` of them

@@ -11,12 +11,12 @@ from functools import cache
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import delete, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 from zxcvbn import zxcvbn
 
 from hookline import ids
 from hookline.domain import keys
 from hookline.domain.validation import normalize_email
+from hookline.storage.connector import Connection
 from hookline.storage.models import dashboard_sessions, users
 from hookline.timeutil import utcnow
 
@@ -105,22 +105,20 @@ def needs_rehash(password_hash: str) -> bool:
     return _hasher.check_needs_rehash(password_hash)
 
 
-async def find_user(conn: AsyncConnection, email: str) -> User | None:
+async def find_user(conn: Connection, email: str) -> User | None:
     row = (await conn.execute(select(users).where(users.c.email == email))).first()
     if row is None:
         return None
     return User(row.id, row.account_id, row.email, row.password_hash)
 
 
-async def create_user_with_account(conn: AsyncConnection, email: str, password_hash: str) -> User:
+async def create_user_with_account(conn: Connection, email: str, password_hash: str) -> User:
     """Sign-up: a new account (the same as ``hookline accounts create``) and its first user."""
     account_id = await keys.create_account(conn, email)
     return await create_user(conn, account_id, email, password_hash)
 
 
-async def create_user(
-    conn: AsyncConnection, account_id: str, email: str, password_hash: str
-) -> User:
+async def create_user(conn: Connection, account_id: str, email: str, password_hash: str) -> User:
     """Another user of an existing account (an accepted invitation)."""
     user = User(ids.uuid7(), account_id, email, password_hash)
     await conn.execute(
@@ -135,13 +133,13 @@ async def create_user(
     return user
 
 
-async def replace_hash(conn: AsyncConnection, user_id: str, password_hash: str) -> None:
+async def replace_hash(conn: Connection, user_id: str, password_hash: str) -> None:
     await conn.execute(
         update(users).where(users.c.id == user_id).values(password_hash=password_hash)
     )
 
 
-async def replace_password(conn: AsyncConnection, user_id: str, password_hash: str) -> None:
+async def replace_password(conn: Connection, user_id: str, password_hash: str) -> None:
     """A new password (a reset): every session of the user ends, wherever it was opened."""
     await replace_hash(conn, user_id, password_hash)
     await conn.execute(delete(dashboard_sessions).where(dashboard_sessions.c.user_id == user_id))
@@ -154,7 +152,7 @@ class Member:
     created_at: datetime
 
 
-async def list_users(conn: AsyncConnection, account_id: str) -> list[Member]:
+async def list_users(conn: Connection, account_id: str) -> list[Member]:
     rows = await conn.execute(
         select(users.c.id, users.c.email, users.c.created_at)
         .where(users.c.account_id == account_id)
@@ -163,7 +161,7 @@ async def list_users(conn: AsyncConnection, account_id: str) -> list[Member]:
     return [Member(row.id, row.email, row.created_at) for row in rows]
 
 
-async def remove_user(conn: AsyncConnection, account_id: str, user_id: str) -> bool:
+async def remove_user(conn: Connection, account_id: str, user_id: str) -> bool:
     """Removes a user of ``account_id`` (their sessions go with them); False if there is none."""
     result = await conn.execute(
         delete(users).where(users.c.id == user_id, users.c.account_id == account_id)
@@ -171,7 +169,7 @@ async def remove_user(conn: AsyncConnection, account_id: str, user_id: str) -> b
     return result.rowcount == 1
 
 
-async def find_member(conn: AsyncConnection, account_id: str, user_id: str) -> Member | None:
+async def find_member(conn: Connection, account_id: str, user_id: str) -> Member | None:
     row = (
         await conn.execute(
             select(users.c.id, users.c.email, users.c.created_at).where(

@@ -2,23 +2,9 @@
 
 What the rest of hookline uses:
 
-* ``make_wakeup(settings, db)`` -> ``Wakeup``; call ``wakeup.events_committed()`` after a
-  transaction that inserted events (or made a delivery due again) commits.
+* ``make_wakeup(settings, db)`` -> ``Wakeup``: ``db`` calls it after every commit of a
+  transaction that recorded an event or made a delivery due (``storage.db``).
 * ``Worker(settings, db, wakeup=...)`` with ``await start()`` / ``await stop()``.
 * ``validate_webhook_url(url, allow_private)`` at webhook create/patch (raises ``UnsafeURL``).
 * ``manager``: deliveries for the API (list, detail, retry, cancel, test events).
 """
-
-from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
-from hookline.delivery.wakeup import PostgresWakeup, Wakeup, make_wakeup
-from hookline.delivery.worker import Worker, run_worker
-
-__all__ = [
-    "PostgresWakeup",
-    "UnsafeURL",
-    "Wakeup",
-    "Worker",
-    "make_wakeup",
-    "run_worker",
-    "validate_webhook_url",
-]

@@ -39,7 +39,7 @@ the cancel UPDATE takes the same row locks as the claim.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -63,20 +63,20 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hookline import ids, tracing
+from hookline import ids
 from hookline.delivery import filters, stats
+from hookline.delivery.payloads import webhook_out
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_payload
-from hookline.storage import direct
-from hookline.storage.db import Database
-from hookline.storage.direct import DirectStatement
+from hookline.storage.connector import Connection
+from hookline.storage.db import Database, fetch_all, fetch_one
 from hookline.storage.lists import StringList, in_list, not_in_list
 from hookline.storage.models import deliveries as dlv
 from hookline.storage.models import delivery_attempts, events, webhooks, workers
 from hookline.storage.outbox import record_event
+from hookline.storage.statements import Query
 from hookline.timeutil import iso, utcnow
 
 TEST_EVENT_TYPE = "webhook.test"
@@ -92,8 +92,7 @@ LAST_ERROR_LIMIT = 1000
 # building a Core statement costs more than running it (150-450 µs each on the benchmark machine,
 # several per claim cycle; docs/benchmarks.md). A list is one parameter (``storage.lists``), so
 # a statement's SQL is the same for any length and the drivers reuse its prepared form. The hot
-# ones are ``DirectStatement``s: on SQLite they run straight on the ``sqlite3`` connection of the
-# transaction, skipping SQLAlchemy's execution layer (``storage.direct``). Row locks are written
+# ones are ``Query``s, compiled once per dialect (``storage.statements``). Row locks are written
 # once, for PostgreSQL: SQLite's compiler drops ``FOR UPDATE``, and its single writer
 # (``BEGIN IMMEDIATE``) already serializes the worker's transactions.
 _NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
@@ -139,8 +138,8 @@ async def dispatch_events(db: Database, *, now: datetime, batch_size: int = 500)
         return await _dispatch(conn, now, batch_size)
 
 
-async def _dispatch(conn: AsyncConnection, now: datetime, batch_size: int) -> DispatchResult:
-    pending = await direct.fetch_all(conn, _UNDISPATCHED, {"limit": batch_size})
+async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> DispatchResult:
+    pending = await fetch_all(conn, _UNDISPATCHED, {"limit": batch_size})
     if not pending:
         return DispatchResult(0, 0)
     hooks = await _active_webhooks(conn, {row.account_id for row in pending})
@@ -151,8 +150,8 @@ async def _dispatch(conn: AsyncConnection, now: datetime, batch_size: int) -> Di
         for hook_id in _targets(event, hooks, bodies)
     ]
     if rows:
-        await direct.execute_many(conn, _INSERT_DELIVERY, rows)
-    await direct.execute(conn, _MARK_DISPATCHED, {"ids": [row.id for row in pending]})
+        await conn.execute_many(_INSERT_DELIVERY, rows)
+    await conn.execute(_MARK_DISPATCHED, {"ids": [row.id for row in pending]})
     await _number_for_stream(conn, [row.id for row in pending])
     return DispatchResult(len(pending), len(rows))
 
@@ -163,28 +162,26 @@ async def _dispatch(conn: AsyncConnection, now: datetime, batch_size: int) -> Di
 # holds a transaction lock while it does, so numbers are handed out one dispatch transaction
 # at a time: a number is never committed after a higher one (SQLite's single writer
 # serializes dispatches anyway). A reader that saw number N never later finds a new one below.
-_STREAM_LOCK = DirectStatement(
+_STREAM_LOCK = Query(
     select(func.pg_advisory_xact_lock(literal_column("7264711845227365")).label("locked"))
 )
-_LAST_STREAM_SEQ = DirectStatement(
-    select(func.coalesce(func.max(events.c.stream_seq), 0).label("last"))
-)
-_SET_STREAM_SEQ = DirectStatement(
+_LAST_STREAM_SEQ = Query(select(func.coalesce(func.max(events.c.stream_seq), 0).label("last")))
+_SET_STREAM_SEQ = Query(
     update(events)
     .where(events.c.id == bindparam("b_id"))
     .values(stream_seq=bindparam("b_seq", type_=events.c.stream_seq.type))
 )
 
 
-async def _number_for_stream(conn: AsyncConnection, event_ids: Sequence[str]) -> None:
+async def _number_for_stream(conn: Connection, event_ids: Sequence[str]) -> None:
     if conn.dialect.name == "postgresql":
-        await direct.fetch_all(conn, _STREAM_LOCK, {})
-    last = (await direct.fetch_all(conn, _LAST_STREAM_SEQ, {}))[0].last
+        await fetch_all(conn, _STREAM_LOCK, {})
+    last = (await fetch_all(conn, _LAST_STREAM_SEQ, {}))[0].last
     rows = [{"b_id": event_id, "b_seq": int(last) + i} for i, event_id in enumerate(event_ids, 1)]
-    await direct.execute_many(conn, _SET_STREAM_SEQ, rows)
+    await conn.execute_many(_SET_STREAM_SEQ, rows)
 
 
-_UNDISPATCHED = DirectStatement(
+_UNDISPATCHED = Query(
     select(
         events.c.id,
         events.c.account_id,
@@ -199,11 +196,9 @@ _UNDISPATCHED = DirectStatement(
     # Several workers dispatch concurrently: each takes a disjoint batch.
     .with_for_update(skip_locked=True)
 )
-_MARK_DISPATCHED = DirectStatement(
-    update(events).where(in_list(events.c.id, "ids")).values(dispatched=True)
-)
+_MARK_DISPATCHED = Query(update(events).where(in_list(events.c.id, "ids")).values(dispatched=True))
 
-_ACTIVE_WEBHOOKS = DirectStatement(
+_ACTIVE_WEBHOOKS = Query(
     select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.filter)
     .where(
         in_list(webhooks.c.account_id, "accounts"),
@@ -223,12 +218,10 @@ class _Target:
     filter: str | None
 
 
-async def _active_webhooks(
-    conn: AsyncConnection, account_ids: set[str]
-) -> dict[str, list[_Target]]:
+async def _active_webhooks(conn: Connection, account_ids: set[str]) -> dict[str, list[_Target]]:
     """Active webhooks by account."""
     by_account: dict[str, list[_Target]] = {}
-    for row in await direct.fetch_all(conn, _ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
+    for row in await fetch_all(conn, _ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
         by_account.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
     return by_account
 
@@ -256,7 +249,7 @@ def _receives(hook: _Target, event: Any, bodies: Mapping[str, dict[str, Any]]) -
     )
 
 
-_EVENT_BODIES = DirectStatement(
+_EVENT_BODIES = Query(
     select(
         events.c.id, events.c.type, events.c.created_at, events.c.data, events.c.previous_attributes
     ).where(in_list(events.c.id, "ids"))
@@ -264,7 +257,7 @@ _EVENT_BODIES = DirectStatement(
 
 
 async def _bodies_for_filters(
-    conn: AsyncConnection, pending: Sequence[Any], hooks: Mapping[str, list[_Target]]
+    conn: Connection, pending: Sequence[Any], hooks: Mapping[str, list[_Target]]
 ) -> dict[str, dict[str, Any]]:
     """The delivered bodies of the events a filtered webhook may receive (filters see the body
     as delivered); read only when some webhook of the event's account has a filter."""
@@ -274,11 +267,11 @@ async def _bodies_for_filters(
         return {}
     return {
         row.id: event_payload(row.id, row.type, row.created_at, row.data, row.previous_attributes)
-        for row in await direct.fetch_all(conn, _EVENT_BODIES, {"ids": wanted})
+        for row in await fetch_all(conn, _EVENT_BODIES, {"ids": wanted})
     }
 
 
-_INSERT_DELIVERY = DirectStatement(insert(dlv))
+_INSERT_DELIVERY = Query(insert(dlv))
 
 
 def _delivery_row(event: Any, webhook_id: str, now: datetime) -> dict[str, Any]:
@@ -401,11 +394,11 @@ def _hooks_with_due_work(skip_saturated: bool) -> Any:
     )
 
 
-_HOOKS_WITH_DUE_WORK = {flag: DirectStatement(_hooks_with_due_work(flag)) for flag in (False, True)}
+_HOOKS_WITH_DUE_WORK = {flag: Query(_hooks_with_due_work(flag)) for flag in (False, True)}
 
 
 @functools.lru_cache(maxsize=256)
-def _due_rows(hooks: int) -> DirectStatement:
+def _due_rows(hooks: int) -> Query:
     """Each of ``hooks`` webhooks' oldest claimable deliveries, up to its free slots, in one
     statement (parameters ``hook_<i>`` and ``limit_<i>``); built once per count."""
     parts = []
@@ -422,10 +415,10 @@ def _due_rows(hooks: int) -> DirectStatement:
             .limit(bindparam(f"limit_{i}"))
         )
         parts.append(part.subquery().select())
-    return DirectStatement(union_all(*parts) if len(parts) > 1 else parts[0])
+    return Query(union_all(*parts) if len(parts) > 1 else parts[0])
 
 
-_LEASE = DirectStatement(
+_LEASE = Query(
     update(dlv)
     .where(in_list(dlv.c.id, "ids"))
     .values(leased_by=bindparam("b_worker"), leased_until=bindparam("b_until"), updated_at=_NOW)
@@ -455,7 +448,7 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
         return await _claim(conn, req)
 
 
-async def _claim(conn: AsyncConnection, request: ClaimRequest) -> list[Claim]:
+async def _claim(conn: Connection, request: ClaimRequest) -> list[Claim]:
     if request.limit <= 0:
         return []
     limited = await _claim_rate_limited(conn, request)
@@ -467,13 +460,13 @@ async def _claim(conn: AsyncConnection, request: ClaimRequest) -> list[Claim]:
     return limited + await _claim_unlimited_on_sqlite(conn, req)
 
 
-async def _claim_unlimited_on_sqlite(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
+async def _claim_unlimited_on_sqlite(conn: Connection, req: ClaimRequest) -> list[Claim]:
     saturated = _saturated(req)
     probe: dict[str, Any] = {"now": req.now, "limit": req.limit}
     if saturated:
         probe["saturated"] = saturated
     hook_ids = [
-        row.id for row in await direct.fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
+        row.id for row in await fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
     ]
     if not hook_ids:
         return []
@@ -481,14 +474,14 @@ async def _claim_unlimited_on_sqlite(conn: AsyncConnection, req: ClaimRequest) -
     for i, hook in enumerate(hook_ids):
         due[f"hook_{i}"] = hook
         due[f"limit_{i}"] = req.per_endpoint - req.busy.get(hook, 0)
-    rows = await direct.fetch_all(conn, _due_rows(len(hook_ids)), due)
+    rows = await fetch_all(conn, _due_rows(len(hook_ids)), due)
     oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
     picked = [row.id for row in oldest_first[: req.limit]]
     if not picked:
         return []
     until = req.now + timedelta(seconds=req.lease_seconds)
-    await direct.execute(
-        conn, _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
+    await conn.execute(
+        _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
     )
     return await _load_claims(conn, picked)
 
@@ -500,7 +493,7 @@ async def _claim_unlimited_on_sqlite(conn: AsyncConnection, req: ClaimRequest) -
 # SKIP LOCKED (``_due_rows``, as a LATERAL join), the oldest ``limit`` of those leased
 # (``_LEASE``), and the claims read back (``_CLAIMS``). The predicates repeat those of the
 # Core statements above, literally, so the partial indexes serve them.
-_CLAIM_ON_POSTGRES = DirectStatement(
+_CLAIM_ON_POSTGRES = Query(
     text(
         """
 WITH busy AS (
@@ -567,8 +560,8 @@ ORDER BY leased.next_attempt_at, leased.id
 )
 
 
-async def _claim_on_postgres(source: Database | AsyncConnection, req: ClaimRequest) -> list[Claim]:
-    rows = await direct.fetch_all(source, _CLAIM_ON_POSTGRES, _claim_params(req))
+async def _claim_on_postgres(source: Database | Connection, req: ClaimRequest) -> list[Claim]:
+    rows = await fetch_all(source, _CLAIM_ON_POSTGRES, _claim_params(req))
     return [_claim_of(row) for row in rows]
 
 
@@ -636,10 +629,10 @@ def _rate_limited_with_due_work(*, lock: bool) -> Any:
     return query
 
 
-_RATE_LIMITED_TO_CLAIM = DirectStatement(_rate_limited_with_due_work(lock=True))
-_RATE_LIMITED_WAITING = DirectStatement(_rate_limited_with_due_work(lock=False))
-_ANY_RATE_LIMITED_DUE = DirectStatement(_rate_limited_with_due_work(lock=False).limit(1))
-_RATE_LIMITED_DUE_ROWS = DirectStatement(
+_RATE_LIMITED_TO_CLAIM = Query(_rate_limited_with_due_work(lock=True))
+_RATE_LIMITED_WAITING = Query(_rate_limited_with_due_work(lock=False))
+_ANY_RATE_LIMITED_DUE = Query(_rate_limited_with_due_work(lock=False).limit(1))
+_RATE_LIMITED_DUE_ROWS = Query(
     select(dlv.c.id)
     .where(
         dlv.c.webhook_id == bindparam("hook"),
@@ -651,7 +644,7 @@ _RATE_LIMITED_DUE_ROWS = DirectStatement(
     .limit(bindparam("limit"))
     .with_for_update(skip_locked=True)
 )
-_SET_RATE_STARTS = DirectStatement(
+_SET_RATE_STARTS = Query(
     update(webhooks)
     .where(webhooks.c.id == bindparam("b_id"))
     .values(rate_starts=bindparam("b_starts", type_=webhooks.c.rate_starts.type))
@@ -706,17 +699,17 @@ def _after(req: ClaimRequest, claims: Sequence[Claim]) -> ClaimRequest:
 async def claim_rate_limited(db: Database, req: ClaimRequest) -> list[Claim]:
     """PostgreSQL outside a transaction: one look (autocommit) whether any rate-limited webhook
     has due work, and only then the locking claim in a transaction of its own."""
-    if not await direct.fetch_all(db, _ANY_RATE_LIMITED_DUE, {"now": req.now}):
+    if not await fetch_all(db, _ANY_RATE_LIMITED_DUE, {"now": req.now}):
         return []
     async with db.begin() as conn:
         return await _claim_rate_limited(conn, req)
 
 
-async def _claim_rate_limited(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
+async def _claim_rate_limited(conn: Connection, req: ClaimRequest) -> list[Claim]:
     params = {"now": req.now, "saturated": _saturated(req)}
     picked: list[str] = []
     windows: list[dict[str, Any]] = []
-    locked = await direct.fetch_all(conn, _RATE_LIMITED_TO_CLAIM, params)
+    locked = await fetch_all(conn, _RATE_LIMITED_TO_CLAIM, params)
     # The clock is read once the rows are held (the round's ``req.now`` may be well before, if
     # the transaction waited for a lock).
     start_us = _epoch_us(utcnow()) + RATE_START_DELAY_US
@@ -729,7 +722,7 @@ async def _claim_rate_limited(conn: AsyncConnection, req: ClaimRequest) -> list[
         )
         if room <= 0:
             continue
-        due = await direct.fetch_all(
+        due = await fetch_all(
             conn, _RATE_LIMITED_DUE_ROWS, {"hook": hook.id, "now": req.now, "limit": room}
         )
         if due:
@@ -740,15 +733,15 @@ async def _claim_rate_limited(conn: AsyncConnection, req: ClaimRequest) -> list[
     if not picked:
         return []
     until = req.now + timedelta(seconds=req.lease_seconds)
-    await direct.execute(
-        conn, _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
+    await conn.execute(
+        _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
     )
-    await direct.execute_many(conn, _SET_RATE_STARTS, windows)
+    await conn.execute_many(_SET_RATE_STARTS, windows)
     not_before = _from_epoch_us(start_us)
     return [replace(claim, not_before=not_before) for claim in await _load_claims(conn, picked)]
 
 
-_RATE_STARTS_OF = DirectStatement(
+_RATE_STARTS_OF = Query(
     select(webhooks.c.rate_starts)
     .where(webhooks.c.id == bindparam("hook"))
     .with_for_update(key_share=True)
@@ -762,8 +755,8 @@ async def give_back_late(db: Database, worker_id: str, claim: Claim) -> None:
     assert claim.not_before is not None
     start_us = _epoch_us(claim.not_before)
     async with db.begin() as conn:
-        await direct.execute(conn, _RELEASE, {"ids": [claim.delivery_id], "b_worker": worker_id})
-        row = await direct.fetch_one(conn, _RATE_STARTS_OF, {"hook": claim.webhook_id})
+        await conn.execute(_RELEASE, {"ids": [claim.delivery_id], "b_worker": worker_id})
+        row = await fetch_one(conn, _RATE_STARTS_OF, {"hook": claim.webhook_id})
         if row is None or not isinstance(row.rate_starts, list):
             return
         window = [[int(t), int(n)] for t, n in row.rate_starts]
@@ -772,15 +765,15 @@ async def give_back_late(db: Database, worker_id: str, claim: Claim) -> None:
                 entry[1] -= 1
                 break
         kept = [entry for entry in window if entry[1] > 0]
-        await direct.execute(conn, _SET_RATE_STARTS, {"b_id": claim.webhook_id, "b_starts": kept})
+        await conn.execute(_SET_RATE_STARTS, {"b_id": claim.webhook_id, "b_starts": kept})
 
 
-async def _rate_limit_reopens(conn: AsyncConnection, now: datetime) -> datetime | None:
+async def _rate_limit_reopens(conn: Connection, now: datetime) -> datetime | None:
     """The earliest moment a rate-limited webhook with due work has room again."""
     now_us = _epoch_us(now)
     reopens = [
         rate_reopens_at(hook.rate_limit, rate_window(hook.rate_starts, now_us))
-        for hook in await direct.fetch_all(conn, _RATE_LIMITED_WAITING, {"now": now})
+        for hook in await fetch_all(conn, _RATE_LIMITED_WAITING, {"now": now})
     ]
     soonest = min((at for at in reopens if at is not None), default=None)
     if soonest is None:
@@ -808,7 +801,7 @@ async def dispatch_and_claim(
         return dispatched, await _claim(conn, req)
 
 
-_CLAIMS = DirectStatement(
+_CLAIMS = Query(
     select(*_CLAIM_COLUMNS)
     .select_from(
         dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id).join(
@@ -820,10 +813,8 @@ _CLAIMS = DirectStatement(
 )
 
 
-async def _load_claims(conn: AsyncConnection, delivery_ids: Sequence[str]) -> list[Claim]:
-    return [
-        _claim_of(row) for row in await direct.fetch_all(conn, _CLAIMS, {"ids": list(delivery_ids)})
-    ]
+async def _load_claims(conn: Connection, delivery_ids: Sequence[str]) -> list[Claim]:
+    return [_claim_of(row) for row in await fetch_all(conn, _CLAIMS, {"ids": list(delivery_ids)})]
 
 
 def _claim_of(row: Any) -> Claim:
@@ -910,12 +901,12 @@ async def record_outcomes(
         current = await _lock_deliveries(conn, [r.delivery_id for r in records])
         existing = [r for r in records if r.delivery_id in current]
         if existing:
-            await direct.execute_many(conn, _INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
+            await conn.execute_many(_INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
             await stats.add_to_rollups(conn, [_attempt_facts(r) for r in existing])
         owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
         if owned:
-            await direct.execute_many(
-                conn, _TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
+            await conn.execute_many(
+                _TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
             )
         exhausted = await _alert_exhausted(
             conn, [r for r in owned if r.decision.status == "failed"]
@@ -933,21 +924,21 @@ def _attempt_facts(record: AttemptRecord) -> stats.AttemptFacts:
     )
 
 
-_EXHAUSTED = DirectStatement(
+_EXHAUSTED = Query(
     select(*_DELIVERY_COLUMNS, dlv.c.account_id).where(
         in_list(dlv.c.id, "ids"), dlv.c.status == literal_column("'failed'")
     )
 )
 
 
-async def _alert_exhausted(conn: AsyncConnection, failed: Sequence[AttemptRecord]) -> int:
+async def _alert_exhausted(conn: Connection, failed: Sequence[AttemptRecord]) -> int:
     """A ``delivery.exhausted`` event for each delivery whose last attempt just failed, in the
     transaction that records it. Not for deliveries of alerts: two failing endpoints that
     subscribe to each other's alerts would otherwise feed each other forever."""
     if not failed:
         return 0
     traces = {r.delivery_id: r.trace_context for r in failed}
-    rows = await direct.fetch_all(conn, _EXHAUSTED, {"ids": sorted(traces)})
+    rows = await fetch_all(conn, _EXHAUSTED, {"ids": sorted(traces)})
     alerted = [row for row in rows if row.event_type not in ALERT_EVENT_TYPES]
     for row in alerted:
         await record_event(
@@ -962,20 +953,20 @@ async def _alert_exhausted(conn: AsyncConnection, failed: Sequence[AttemptRecord
 
 
 async def _lock_deliveries(
-    conn: AsyncConnection, delivery_ids: Sequence[str]
+    conn: Connection, delivery_ids: Sequence[str]
 ) -> dict[str, tuple[str | None, str]]:
     """{delivery id: (leased_by, status)} for those that still exist, locked on PostgreSQL."""
-    rows = await direct.fetch_all(conn, _DELIVERY_STATES, {"ids": delivery_ids})
+    rows = await fetch_all(conn, _DELIVERY_STATES, {"ids": delivery_ids})
     return {row.id: (row.leased_by, row.status) for row in rows}
 
 
-_DELIVERY_STATES = DirectStatement(
+_DELIVERY_STATES = Query(
     select(dlv.c.id, dlv.c.leased_by, dlv.c.status)
     .where(in_list(dlv.c.id, "ids"))
     .with_for_update()
 )
 # Every column but the autoincrement id: what ``_attempt_row`` supplies.
-_INSERT_ATTEMPT = DirectStatement(
+_INSERT_ATTEMPT = Query(
     insert(delivery_attempts),
     column_keys=[c.name for c in delivery_attempts.c if c.name != "id"],
 )
@@ -999,7 +990,7 @@ def _cut(text: str | None, limit: int = LAST_ERROR_LIMIT) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-_TRANSITION = DirectStatement(
+_TRANSITION = Query(
     update(dlv)
     .where(dlv.c.id == bindparam("b_id"), dlv.c.leased_by == bindparam("b_worker"))
     .values(
@@ -1027,7 +1018,7 @@ def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dic
     }
 
 
-_WEBHOOK_HEALTH = DirectStatement(
+_WEBHOOK_HEALTH = Query(
     select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.is_active).where(
         in_list(webhooks.c.id, "ids")
     )
@@ -1035,7 +1026,7 @@ _WEBHOOK_HEALTH = DirectStatement(
 
 
 async def _update_webhook_health(
-    conn: AsyncConnection,
+    conn: Connection,
     records: Sequence[AttemptRecord],
     now: datetime,
     disable_after: timedelta,
@@ -1045,7 +1036,7 @@ async def _update_webhook_health(
     if not records:
         return []
     hook_ids = sorted({r.webhook_id for r in records})
-    rows = await direct.fetch_all(conn, _WEBHOOK_HEALTH, {"ids": hook_ids})
+    rows = await fetch_all(conn, _WEBHOOK_HEALTH, {"ids": hook_ids})
     disabled: list[str] = []
     for row in rows:
         mine = sorted((r for r in records if r.webhook_id == row.id), key=lambda r: r.finished_at)
@@ -1098,7 +1089,7 @@ def _trace_of(records: Sequence[AttemptRecord]) -> str | None:
 
 
 async def disable_webhook(
-    conn: AsyncConnection,
+    conn: Connection,
     webhook_id: str,
     reason: str,
     *,
@@ -1108,9 +1099,6 @@ async def disable_webhook(
     """Deactivate a webhook for ``reason`` (shown on the dashboard), cancel what it had
     pending (inactive webhooks get nothing) and write its ``webhook.disabled`` event, all in
     the caller's transaction."""
-    # Imported here: domain.webhooks imports this module (cancel_pending_deliveries).
-    from hookline.domain.webhooks import webhook_out
-
     row = (
         await conn.execute(
             update(webhooks)
@@ -1130,7 +1118,7 @@ async def disable_webhook(
     )
 
 
-async def disabled_webhooks(conn: AsyncConnection, webhook_ids: Sequence[str]) -> list[Any]:
+async def disabled_webhooks(conn: Connection, webhook_ids: Sequence[str]) -> list[Any]:
     """What the mail about each disabled webhook says: id, account, url, name, reason."""
     query = select(
         webhooks.c.id,
@@ -1139,12 +1127,10 @@ async def disabled_webhooks(conn: AsyncConnection, webhook_ids: Sequence[str]) -
         webhooks.c.name,
         webhooks.c.disabled_reason,
     ).where(in_list(webhooks.c.id, "ids"))
-    return await direct.fetch_all(conn, DirectStatement(query), {"ids": list(webhook_ids)})
+    return await fetch_all(conn, Query(query), {"ids": list(webhook_ids)})
 
 
-async def cancel_pending_deliveries(
-    conn: AsyncConnection, webhook_id: str, *, now: datetime
-) -> int:
+async def cancel_pending_deliveries(conn: Connection, webhook_id: str, *, now: datetime) -> int:
     """Mark a webhook's pending deliveries cancelled. Call it in the same transaction that sets
     ``is_active=false`` (PATCH). An attempt already in flight finishes; its outcome is stored
     as an attempt but leaves the delivery cancelled."""
@@ -1200,13 +1186,12 @@ async def heartbeat(
             update(workers).where(workers.c.id == worker_id).values(heartbeat_at=now)
         )
         if held:
-            extended = await direct.execute(
-                conn, _EXTEND_LEASES, {"ids": list(held), "b_worker": worker_id, "b_until": until}
-            )
+            leased = {"ids": list(held), "b_worker": worker_id, "b_until": until}
+            extended = (await conn.execute(_EXTEND_LEASES, leased)).rowcount
     return extended
 
 
-_EXTEND_LEASES = DirectStatement(
+_EXTEND_LEASES = Query(
     update(dlv)
     .where(in_list(dlv.c.id, "ids"), dlv.c.leased_by == bindparam("b_worker"))
     .values(leased_until=bindparam("b_until"))
@@ -1219,12 +1204,11 @@ async def release_claims(db: Database, worker_id: str, delivery_ids: Sequence[st
     if not delivery_ids:
         return 0
     async with db.begin() as conn:
-        return await direct.execute(
-            conn, _RELEASE, {"ids": list(delivery_ids), "b_worker": worker_id}
-        )
+        released = {"ids": list(delivery_ids), "b_worker": worker_id}
+        return (await conn.execute(_RELEASE, released)).rowcount
 
 
-_RELEASE = DirectStatement(
+_RELEASE = Query(
     update(dlv)
     .where(in_list(dlv.c.id, "ids"), dlv.c.leased_by == bindparam("b_worker"))
     .values(leased_by=None, leased_until=None)
@@ -1277,7 +1261,7 @@ def attempt_json(row: Any) -> dict[str, Any]:
 
 
 async def list_deliveries(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     webhook_id: str,
     *,
@@ -1306,7 +1290,7 @@ async def list_deliveries(
 
 
 async def get_delivery(
-    conn: AsyncConnection, account_id: str, webhook_id: str, delivery_id: str
+    conn: Connection, account_id: str, webhook_id: str, delivery_id: str
 ) -> dict[str, Any] | None:
     """One delivery with ``attempt_log``: every attempt, oldest first. None if not the
     account's (the API answers 404 either way)."""
@@ -1324,12 +1308,13 @@ async def get_delivery(
 
 
 async def retry_delivery(
-    conn: AsyncConnection, account_id: str, webhook_id: str, delivery_id: str, *, now: datetime
+    conn: Connection, account_id: str, webhook_id: str, delivery_id: str, *, now: datetime
 ) -> dict[str, Any] | None:
     """Manual retry: the delivery is due again now, whatever its state. A finished delivery
     gets one more attempt (its attempt count is past the schedule, so a failure ends it again);
-    one in flight is left to its worker. Returns the delivery, None if unknown. Call
-    ``Wakeup.events_committed()`` after commit so a worker picks it up at once."""
+    one in flight is left to its worker. Returns the delivery, None if unknown. Its commit wakes
+    the workers (``Connection.wakes_workers``), so a worker picks it up at once."""
+    conn.wakes_workers = True
     await conn.execute(
         update(dlv)
         .where(
@@ -1352,35 +1337,22 @@ def _owned(account_id: str, webhook_id: str, delivery_id: str) -> tuple[Any, ...
 
 
 async def _owned_delivery(
-    conn: AsyncConnection, account_id: str, webhook_id: str, delivery_id: str
+    conn: Connection, account_id: str, webhook_id: str, delivery_id: str
 ) -> Any:
     query = select(*_DELIVERY_COLUMNS).where(*_owned(account_id, webhook_id, delivery_id))
     return (await conn.execute(query)).first()
 
 
-async def insert_test_event(
-    conn: AsyncConnection, account_id: str, webhook_id: str, *, now: datetime
-) -> str:
+async def insert_test_event(conn: Connection, account_id: str, webhook_id: str) -> str:
     """The outbox row of ``POST /v1/webhooks/{id}/test``: a ``webhook.test`` event for that
     webhook alone. Returns the event id."""
-    event_id = ids.event_id()
-    await conn.execute(
-        insert(events).values(
-            id=event_id,
-            account_id=account_id,
-            type=TEST_EVENT_TYPE,
-            data={
-                "webhook_id": webhook_id,
-                "message": "This is a test event sent from hookline.",
-            },
-            previous_attributes=None,
-            created_at=now,
-            dispatched=False,
-            target_webhook_id=webhook_id,
-            trace_context=tracing.current_traceparent(),
-        )
+    return await record_event(
+        conn,
+        account_id,
+        TEST_EVENT_TYPE,
+        {"webhook_id": webhook_id, "message": "This is a test event sent from hookline."},
+        target_webhook_id=webhook_id,
     )
-    return event_id
 
 
 # -- retention and metrics --------------------------------------------------------------------
@@ -1406,11 +1378,11 @@ async def prune_batch(db: Database, *, now: datetime, retention_days: int, batch
         )
         if not doomed:
             return 0
-        await direct.execute(conn, _DELETE_EVENTS, {"ids": list(doomed)})
+        await conn.execute(_DELETE_EVENTS, {"ids": list(doomed)})
     return len(doomed)
 
 
-_DELETE_EVENTS = DirectStatement(delete(events).where(in_list(events.c.id, "ids")))
+_DELETE_EVENTS = Query(delete(events).where(in_list(events.c.id, "ids")))
 
 
 async def prune_rollups(db: Database, *, now: datetime, retention_days: int) -> int:
@@ -1426,6 +1398,13 @@ class QueueStats:
     pending_deliveries: int
     due_deliveries: int
     oldest_due_age_seconds: float
+
+
+async def worker_heartbeats(db: Database) -> list[tuple[str, datetime]]:
+    """(worker id, last heartbeat) of every registered worker."""
+    async with db.read() as conn:
+        rows = await conn.execute(select(workers.c.id, workers.c.heartbeat_at))
+    return [(row.id, row.heartbeat_at) for row in rows]
 
 
 async def queue_stats(db: Database, *, now: datetime) -> QueueStats:
@@ -1527,34 +1506,32 @@ def _missed_in_window() -> Any:
     )
 
 
-def _batch(query: Any, key: Any) -> DirectStatement:
-    return DirectStatement(
-        query.where(key > bindparam("after")).order_by(key).limit(bindparam("limit"))
-    )
+def _batch(query: Any, key: Any) -> Query:
+    return Query(query.where(key > bindparam("after")).order_by(key).limit(bindparam("limit")))
 
 
-def _count(query: Any) -> DirectStatement:
-    return DirectStatement(select(func.count().label("n")).select_from(query.subquery()))
+def _count(query: Any) -> Query:
+    return Query(select(func.count().label("n")).select_from(query.subquery()))
 
 
 _FAILED_BATCH = _batch(_failed_in_window(), dlv.c.id)
 _MISSED_BATCH = _batch(_missed_in_window(), events.c.id)
 _FAILED_COUNT = _count(_failed_in_window())
-_SCHEDULE_AGAIN = DirectStatement(
+_SCHEDULE_AGAIN = Query(
     update(dlv)
     .where(in_list(dlv.c.id, "ids"), _IS_FAILED_OR_CANCELLED)
     .values(
         status="pending", next_attempt_at=_NOW, leased_by=None, leased_until=None, updated_at=_NOW
     )
 )
-_HAVE_DELIVERY = DirectStatement(
+_HAVE_DELIVERY = Query(
     select(dlv.c.event_id).where(
         dlv.c.webhook_id == bindparam("webhook_id"), in_list(dlv.c.event_id, "ids")
     )
 )
 
 
-def _webhook_for_recovery(lock: bool) -> DirectStatement:
+def _webhook_for_recovery(lock: bool) -> Query:
     query = select(
         webhooks.c.id,
         webhooks.c.account_id,
@@ -1567,7 +1544,7 @@ def _webhook_for_recovery(lock: bool) -> DirectStatement:
     )
     # FOR NO KEY UPDATE: concurrent recoveries of one webhook take turns (they would both
     # create the same missing deliveries), while the fan-out's FOR KEY SHARE goes on.
-    return DirectStatement(query.with_for_update(key_share=True) if lock else query)
+    return Query(query.with_for_update(key_share=True) if lock else query)
 
 
 _WEBHOOK_FOR_RECOVERY = {lock: _webhook_for_recovery(lock) for lock in (False, True)}
@@ -1594,7 +1571,6 @@ async def recover(
     window: RecoveryWindow,
     *,
     batch: int = RECOVER_BATCH,
-    after_batch: Callable[[], Any] | None = None,
 ) -> int | None:
     """Schedule again what ``webhook_id`` missed in ``window``; returns how many deliveries
     were queued (None: no such webhook; raises ``WebhookNotActive``).
@@ -1607,12 +1583,12 @@ async def recover(
     written in a short transaction of its own that re-checks, under the webhook's lock, that
     it is still active and that what it changes still needs it. The API's writes and the
     worker go between batches. What succeeded or is pending is never touched, so a second
-    identical call queues nothing new. ``after_batch`` runs after each commit that queued
-    something (the API wakes the worker: deliveries start while recovery goes on).
+    identical call queues nothing new. Each commit that queued something wakes the workers
+    (``Connection.wakes_workers``): deliveries start while recovery goes on.
     """
     key = {"webhook_id": webhook_id, "account_id": account_id}
     async with db.read() as conn:
-        hook = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
+        hook = await fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
     if hook is None:
         return None
     if not hook.is_active:
@@ -1623,46 +1599,43 @@ async def recover(
         after = ""
         while True:
             async with db.read() as conn:
-                found = await direct.fetch_all(
-                    conn, find, {**params, "after": after, "limit": batch}
-                )
+                found = await fetch_all(conn, find, {**params, "after": after, "limit": batch})
             if not found:
                 break
             async with db.begin() as conn:
-                locked = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[True], key)
+                locked = await fetch_one(conn, _WEBHOOK_FOR_RECOVERY[True], key)
                 if locked is None or not locked.is_active:
                     return queued  # deleted or disabled meanwhile: stop there
                 done = await apply(conn, locked, found)
+                conn.wakes_workers |= done > 0
             queued += done
-            if done and after_batch is not None:
-                after_batch()
             if len(found) < batch:
                 break
             after = found[-1].id
     return queued
 
 
-async def _schedule_again(conn: AsyncConnection, hook: Any, found: Sequence[Any]) -> int:
+async def _schedule_again(conn: Connection, hook: Any, found: Sequence[Any]) -> int:
     """Failed/cancelled deliveries (still so) made due now: a new attempt of each. The fan-out
     gave the webhook each of them, so they are owed whatever its filter says now."""
     ids_ = [row.id for row in found]
-    return await direct.execute(conn, _SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})
+    return (await conn.execute(_SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})).rowcount
 
 
-async def _create_missed(conn: AsyncConnection, hook: Any, found: Sequence[Any]) -> int:
+async def _create_missed(conn: Connection, hook: Any, found: Sequence[Any]) -> int:
     """A delivery for each missed event that still has none to the webhook and that the
     webhook (as locked: its filter now) receives."""
     params = {"webhook_id": hook.id, "ids": [row.id for row in found]}
-    have = {row.event_id for row in await direct.fetch_all(conn, _HAVE_DELIVERY, params)}
+    have = {row.event_id for row in await fetch_all(conn, _HAVE_DELIVERY, params)}
     missing = await _received_by(conn, hook, [event for event in found if event.id not in have])
     now = utcnow()
     rows = [_delivery_row(event, hook.id, now) for event in missing]
     if rows:
-        await direct.execute_many(conn, _INSERT_DELIVERY, rows)
+        await conn.execute_many(_INSERT_DELIVERY, rows)
     return len(rows)
 
 
-async def _received_by(conn: AsyncConnection, hook: Any, candidates: Sequence[Any]) -> list[Any]:
+async def _received_by(conn: Connection, hook: Any, candidates: Sequence[Any]) -> list[Any]:
     """The candidate events that the fan-out's rule (``_receives``) gives to ``hook`` (a row
     with id, account_id, events and filter); bodies are read only for a filter."""
     target = _Target(hook.id, hook.events, hook.filter)
@@ -1671,21 +1644,21 @@ async def _received_by(conn: AsyncConnection, hook: Any, candidates: Sequence[An
 
 
 async def count_recoverable(
-    conn: AsyncConnection, account_id: str, webhook_id: str, window: RecoveryWindow
+    conn: Connection, account_id: str, webhook_id: str, window: RecoveryWindow
 ) -> int | None:
     """How many deliveries ``recover`` would queue now (the dashboard's preview); None when
     the webhook is not the account's."""
     key = {"webhook_id": webhook_id, "account_id": account_id}
-    hook = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
+    hook = await fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
     if hook is None:
         return None
     params = _window_params(hook, window)
-    failed = await direct.fetch_one(conn, _FAILED_COUNT, params)
+    failed = await fetch_one(conn, _FAILED_COUNT, params)
     total = int(failed.n) if failed is not None else 0
     # The missed events are walked, not counted in SQL: which the webhook gets is the
     # fan-out's rule (its filter runs on the body), as ``recover`` applies it.
     after = ""
-    while found := await direct.fetch_all(
+    while found := await fetch_all(
         conn, _MISSED_BATCH, {**params, "after": after, "limit": RECOVER_BATCH}
     ):
         total += len(await _received_by(conn, hook, found))

@@ -28,8 +28,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import bindparam, func, select, text, union_all
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hookline.storage.connector import Connection
 from hookline.storage.models import UTCDateTime, attempt_rollups, delivery_attempts
 from hookline.storage.models import deliveries as dlv
 from hookline.timeutil import iso
@@ -121,7 +121,7 @@ _ADD_TO_ROLLUPS = text(
 ).bindparams(bindparam("bucket_start", type_=UTCDateTime()))
 
 
-async def add_to_rollups(conn: AsyncConnection, attempts: Sequence[AttemptFacts]) -> None:
+async def add_to_rollups(conn: Connection, attempts: Sequence[AttemptFacts]) -> None:
     """Count ``attempts`` in the rollups, in the caller's transaction. Rows are written in one
     sorted order, so concurrent recorders on PostgreSQL never deadlock on them."""
     rows = rollup_rows(attempts)
@@ -129,7 +129,7 @@ async def add_to_rollups(conn: AsyncConnection, attempts: Sequence[AttemptFacts]
         await conn.execute(_ADD_TO_ROLLUPS, rows)
 
 
-async def prune_rollups(conn: AsyncConnection, cutoff: datetime) -> int:
+async def prune_rollups(conn: Connection, cutoff: datetime) -> int:
     result = await conn.execute(
         attempt_rollups.delete().where(attempt_rollups.c.bucket_start < cutoff)
     )
@@ -219,7 +219,7 @@ def raw_query(webhook_id: str, plan: _Plan) -> Any:
 
 
 async def _counts(
-    conn: AsyncConnection, webhook_id: str, plan: _Plan
+    conn: Connection, webhook_id: str, plan: _Plan
 ) -> tuple[Counter[str], Counter[int]]:
     """Attempts by status and by latency bin in the planned window: the rollups in one
     statement, the attempts in another (round trips are most of the cost on PostgreSQL)."""
@@ -265,7 +265,7 @@ _PENDING = (
 
 
 async def webhook_stats(
-    conn: AsyncConnection, webhook_id: str, since: datetime, until: datetime
+    conn: Connection, webhook_id: str, since: datetime, until: datetime
 ) -> dict[str, Any]:
     """The contract's statistics object for [since, until)."""
     by_status, by_latency = await _counts(conn, webhook_id, plan_window(since, until))
@@ -296,7 +296,7 @@ class Bar:
 
 
 async def outcome_series(
-    conn: AsyncConnection, webhook_id: str, since: datetime, until: datetime
+    conn: Connection, webhook_id: str, since: datetime, until: datetime
 ) -> list[Bar]:
     """Succeeded and failed attempts over [since, until) in at most ``MAX_BARS`` bars, from
     the rollups (the bars at the ends count their whole bucket)."""

@@ -3,6 +3,9 @@
 Polling every ``delivery_poll_seconds`` is the safety net; wake-ups only cut latency, so losing
 one (a NOTIFY sent while a listener reconnects) delays a delivery by at most one poll interval.
 
+``storage.db.Database`` calls ``events_committed()`` after every commit of a transaction that
+recorded an event or made a delivery due (``make_wakeup`` registers it); nobody calls it by hand.
+
 * In one process (SQLite, or PostgreSQL with the in-process worker): ``events_committed()`` sets
   asyncio events the worker's loops wait on.
 * Across processes (PostgreSQL): it also sends ``NOTIFY hookline_events``, coalesced so that a
@@ -17,19 +20,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections.abc import Callable
 
 from sqlalchemy import bindparam, func, select
 
 from hookline.settings import Settings
 from hookline.storage.db import Database
-from hookline.storage.direct import DirectStatement
+from hookline.storage.statements import Query
 
 log = logging.getLogger("hookline.delivery")
 
 NOTIFY_CHANNEL = "hookline_events"
-_NOTIFY = DirectStatement(
-    select(func.pg_notify(bindparam("channel"), bindparam("origin")).label("notified"))
-)
+_NOTIFY = Query(select(func.pg_notify(bindparam("channel"), bindparam("origin")).label("notified")))
 
 
 class Wakeup:
@@ -39,6 +41,11 @@ class Wakeup:
         self._subscribers: list[asyncio.Event] = []
         self.origin = uuid.uuid4().hex
         """Sent as the NOTIFY payload, so this process can tell its own NOTIFYs apart."""
+        self._on_close: list[Callable[[], None]] = []
+
+    def closing(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when this wake-up is closed."""
+        self._on_close.append(callback)
 
     def subscribe(self) -> asyncio.Event:
         """An event set on every wake-up (the subscriber clears it)."""
@@ -56,12 +63,15 @@ class Wakeup:
             event.set()
 
     def events_committed(self) -> None:
-        """Call after a transaction that inserted events (or made a delivery due) committed.
-        Synchronous and non-blocking."""
+        """After a transaction that inserted events (or made a delivery due) committed: called
+        by ``storage.db.Database``. Synchronous and non-blocking."""
         self.wake_local()
 
     async def close(self) -> None:
-        """Release connections (none here)."""
+        """Stop being called, and release connections (none here)."""
+        callbacks, self._on_close = self._on_close, []
+        for callback in callbacks:
+            callback()
 
 
 class PostgresWakeup(Wakeup):
@@ -100,6 +110,7 @@ class PostgresWakeup(Wakeup):
                 return
 
     async def close(self) -> None:
+        await super().close()
         self._closed = True
         if self._task is not None and not self._task.done():
             try:
@@ -109,4 +120,8 @@ class PostgresWakeup(Wakeup):
 
 
 def make_wakeup(settings: Settings, db: Database) -> Wakeup:
-    return PostgresWakeup(db) if settings.is_postgres else Wakeup()
+    """The process's ``Wakeup``, called by ``db`` after every commit that queued work."""
+    wakeup = PostgresWakeup(db) if settings.is_postgres else Wakeup()
+    db.on_events_committed(wakeup.events_committed)
+    wakeup.closing(lambda: db.off_events_committed(wakeup.events_committed))
+    return wakeup

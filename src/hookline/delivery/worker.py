@@ -30,8 +30,6 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy.engine import make_url
-
 from hookline import ids, metrics, tracing
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import manager, notify
@@ -52,6 +50,7 @@ from hookline.delivery.signing import (
 )
 from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
 from hookline.settings import Settings
+from hookline.storage.connector import PostgresConnector
 from hookline.storage.db import Database
 from hookline.timeutil import utcnow
 
@@ -630,8 +629,8 @@ class Worker:
                 return total
             await asyncio.sleep(PRUNE_PAUSE_SECONDS)
 
-    def on_notify(self, _conn: Any, _pid: int, _channel: str, payload: str) -> None:
-        """asyncpg's listener callback; the payload is the sender's ``Wakeup.origin``."""
+    def on_notify(self, payload: str) -> None:
+        """Called with each NOTIFY's payload: the sender's ``Wakeup.origin``."""
         if payload == self.wakeup.origin:
             return  # our own process's NOTIFY: its events already woke us locally
         self._events_committed_elsewhere()
@@ -641,20 +640,14 @@ class Worker:
         self._wake.set()
 
     async def _listen_loop(self) -> None:
-        """PostgreSQL: a dedicated connection LISTENing for other processes' wake-ups."""
-        import asyncpg
-
-        dsn = (
-            make_url(self.db.url).set(drivername="postgresql").render_as_string(hide_password=False)
-        )
-
+        """PostgreSQL: the connector's dedicated connection LISTENing for other processes'
+        wake-ups."""
+        connector = self.db.connector
+        assert isinstance(connector, PostgresConnector)
         while True:
-            conn: Any = None
+            lost: asyncio.Event | None = None
             try:
-                conn = await asyncpg.connect(dsn)
-                lost = asyncio.Event()
-                conn.add_termination_listener(_setter(lost))
-                await conn.add_listener(NOTIFY_CHANNEL, self.on_notify)
+                lost = await connector.listen(NOTIFY_CHANNEL, self.on_notify)
                 self._listening = True
                 self._events_committed_elsewhere()  # anything notified while not listening
                 await lost.wait()
@@ -664,9 +657,8 @@ class Worker:
                 log.warning("LISTEN connection failed; polling meanwhile", exc_info=True)
             finally:
                 self._listening = False
-                if conn is not None:
-                    with contextlib.suppress(Exception):
-                        await asyncio.shield(conn.close(timeout=2))
+                if lost is not None:
+                    await connector.unlisten(lost)
             await asyncio.sleep(LISTEN_RETRY_SECONDS)
 
 
@@ -678,13 +670,6 @@ def _span_attributes(claim: Claim) -> dict[str, Any]:
         "hookline.webhook.id": claim.webhook_id,
         "hookline.attempt": claim.attempts + 1,
     }
-
-
-def _setter(event: asyncio.Event) -> Callable[..., None]:
-    def callback(*_: Any) -> None:
-        event.set()
-
-    return callback
 
 
 async def run_worker(settings: Settings, db: Database, stop: asyncio.Event) -> None:

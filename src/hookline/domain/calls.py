@@ -9,12 +9,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import and_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
 from hookline.domain.contacts import find_contact_id_by_phone
 from hookline.domain.events import record_event
 from hookline.errors import Conflict, ValidationFailed
+from hookline.storage.connector import Connection
 from hookline.storage.models import calls, contacts
 from hookline.timeutil import iso, to_millis, utcnow
 
@@ -57,7 +57,7 @@ def call_out(row: Any) -> dict[str, Any]:
 
 
 async def _resolve_contact(
-    conn: AsyncConnection, account_id: str, contact_id: str | None, phone_number: str
+    conn: Connection, account_id: str, contact_id: str | None, phone_number: str
 ) -> str | None:
     if contact_id is None:
         return await find_contact_id_by_phone(conn, account_id, phone_number)
@@ -74,9 +74,7 @@ async def _resolve_contact(
     return contact_id
 
 
-async def create_call(
-    conn: AsyncConnection, account_id: str, fields: dict[str, Any]
-) -> dict[str, Any]:
+async def create_call(conn: Connection, account_id: str, fields: dict[str, Any]) -> dict[str, Any]:
     """Start a call (``fields`` already validated by ``CallCreate``); fires ``call.started``."""
     now = utcnow()
     phone = fields["customer_phone_number"]
@@ -103,7 +101,7 @@ async def create_call(
     return call
 
 
-async def get_call(conn: AsyncConnection, account_id: str, call_id: str) -> dict[str, Any] | None:
+async def get_call(conn: Connection, account_id: str, call_id: str) -> dict[str, Any] | None:
     row = (
         await conn.execute(
             select(calls).where(calls.c.id == call_id, calls.c.account_id == account_id)
@@ -121,7 +119,7 @@ class CallFilters:
 
 
 async def list_calls(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     filters: CallFilters,
     *,
@@ -160,7 +158,7 @@ def _ended_at(started: datetime, requested: datetime | None, now: datetime) -> d
 
 
 async def complete_call(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     call_id: str,
     call_status: str,

@@ -5,16 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, bindparam, delete, func, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Integer, String, bindparam, delete, func, or_, select, update
 
 from hookline import ids
 from hookline.domain.events import event_row, record_event
 from hookline.errors import ValidationFailed
-from hookline.storage import direct
-from hookline.storage.db import Database
-from hookline.storage.direct import JointRows
+from hookline.storage.connector import Connection
+from hookline.storage.db import Database, fetch_one
 from hookline.storage.models import contacts, events
+from hookline.storage.statements import JointInsert, JointRows, Query, QueryShapes
 from hookline.timeutil import iso, utcnow
 
 REQUIRED_FIELDS = ("first_name", "phone_number")
@@ -64,25 +63,23 @@ def contact_creation(account_id: str, fields: dict[str, Any]) -> tuple[dict[str,
 
 
 async def create_contact(
-    conn: AsyncConnection, account_id: str, fields: dict[str, Any]
+    conn: Connection, account_id: str, fields: dict[str, Any]
 ) -> dict[str, Any]:
     contact, rows = contact_creation(account_id, fields)
-    await direct.insert_joint(conn, rows)
+    await conn.insert_joint(rows)
     return contact
 
 
 async def get_contact(
-    source: Database | AsyncConnection, account_id: str, contact_id: str
+    source: Database | Connection, account_id: str, contact_id: str
 ) -> dict[str, Any] | None:
-    row = await direct.fetch_one(
-        source, _CONTACT_BY_ID, {"id": contact_id, "account_id": account_id}
-    )
+    row = await fetch_one(source, _CONTACT_BY_ID, {"id": contact_id, "account_id": account_id})
     return contact_out(row) if row is not None else None
 
 
-# The hot statements: built once, and run through the driver (storage.direct).
-_CONTACT_WITH_EVENT = direct.JointInsert(contacts, events)
-_CONTACT_BY_ID = direct.DirectStatement(
+# The hot statements: built once, compiled once per dialect (storage.statements).
+_CONTACT_WITH_EVENT = JointInsert(contacts, events)
+_CONTACT_BY_ID = Query(
     select(contacts).where(
         contacts.c.id == bindparam("id"), contacts.c.account_id == bindparam("account_id")
     )
@@ -101,14 +98,25 @@ def _escape_like(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _filter_clauses(account_id: str, filters: ContactFilters) -> list[Any]:
-    clauses: list[Any] = [contacts.c.account_id == account_id]
-    if filters.phone_number is not None:
-        clauses.append(contacts.c.phone_number == filters.phone_number)
-    if filters.email is not None:
-        clauses.append(contacts.c.email == filters.email)
-    if filters.search:
-        pattern = f"%{_escape_like(filters.search.lower())}%"
+@dataclass(frozen=True, slots=True)
+class _ListShape:
+    """Which parts a contacts list query has: one compiled statement per shape."""
+
+    phone_number: bool
+    email: bool
+    search: bool
+    before_id: bool
+    offset: bool
+
+
+def _list_statement(shape: _ListShape) -> Any:
+    clauses: list[Any] = [contacts.c.account_id == bindparam("account_id")]
+    if shape.phone_number:
+        clauses.append(contacts.c.phone_number == bindparam("phone_number"))
+    if shape.email:
+        clauses.append(contacts.c.email == bindparam("email"))
+    if shape.search:
+        pattern = bindparam("pattern", type_=String())
         full_name = func.lower(
             contacts.c.first_name + " " + func.coalesce(contacts.c.last_name, "")
         )
@@ -119,11 +127,48 @@ def _filter_clauses(account_id: str, filters: ContactFilters) -> list[Any]:
                 contacts.c.phone_number.like(pattern, escape="\\"),
             )
         )
-    return clauses
+    if shape.before_id:
+        clauses.append(contacts.c.id < bindparam("before_id"))
+    query = select(contacts).where(*clauses).order_by(contacts.c.id.desc())
+    query = query.limit(bindparam("limit", type_=Integer()))
+    return query.offset(bindparam("offset", type_=Integer())) if shape.offset else query
+
+
+_LISTS = QueryShapes(_list_statement)
+# Tag filtering reads the SQL-filtered rows in chunks of this many (keyset, newest first).
+_TAG_SCAN_CHUNK = 500
+
+
+async def _list_page(
+    conn: Connection,
+    account_id: str,
+    filters: ContactFilters,
+    *,
+    limit: int,
+    before_id: str | None,
+    offset: int | None,
+) -> list[Any]:
+    shape = _ListShape(
+        phone_number=filters.phone_number is not None,
+        email=filters.email is not None,
+        search=bool(filters.search),
+        before_id=before_id is not None,
+        offset=bool(offset),
+    )
+    params = {
+        "account_id": account_id,
+        "phone_number": filters.phone_number,
+        "email": filters.email,
+        "pattern": f"%{_escape_like(filters.search.lower())}%" if filters.search else None,
+        "before_id": before_id,
+        "limit": limit,
+        "offset": offset,
+    }
+    return (await conn.execute(_LISTS.get(shape), params)).all()
 
 
 async def list_contacts(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     filters: ContactFilters,
     *,
@@ -132,35 +177,36 @@ async def list_contacts(
     offset: int | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first. Tag filtering happens in Python after the SQL filters so that it means the
-    same thing on SQLite and PostgreSQL (JSON containment differs); we over-fetch to fill a page."""
-    clauses = _filter_clauses(account_id, filters)
-    if before_id is not None:
-        clauses.append(contacts.c.id < before_id)
-    query = select(contacts).where(and_(*clauses)).order_by(contacts.c.id.desc())
+    same thing on SQLite and PostgreSQL (JSON containment differs); the SQL-filtered rows are
+    read in chunks until the page is full."""
     if not filters.tags:
-        query = query.limit(limit)
-        if offset:
-            query = query.offset(offset)
-        return [contact_out(r) for r in await conn.execute(query)]
+        rows = await _list_page(
+            conn, account_id, filters, limit=limit, before_id=before_id, offset=offset
+        )
+        return [contact_out(r) for r in rows]
     wanted = set(filters.tags)
     matched: list[dict[str, Any]] = []
     skipped = 0
-    result = await conn.stream(query.execution_options(yield_per=500))
-    async for row in result:
-        if not wanted.issubset(row.tags or []):
-            continue
-        if offset and skipped < offset:
-            skipped += 1
-            continue
-        matched.append(contact_out(row))
-        if len(matched) >= limit:
-            break
-    await result.close()
-    return matched
+    while True:
+        chunk = await _list_page(
+            conn, account_id, filters, limit=_TAG_SCAN_CHUNK, before_id=before_id, offset=None
+        )
+        for row in chunk:
+            if not wanted.issubset(row.tags or []):
+                continue
+            if offset and skipped < offset:
+                skipped += 1
+                continue
+            matched.append(contact_out(row))
+            if len(matched) >= limit:
+                return matched
+        if len(chunk) < _TAG_SCAN_CHUNK:
+            return matched
+        before_id = chunk[-1].id
 
 
 async def update_contact(
-    conn: AsyncConnection, account_id: str, contact_id: str, changes: dict[str, Any]
+    conn: Connection, account_id: str, contact_id: str, changes: dict[str, Any]
 ) -> dict[str, Any] | None:
     """Merge-patch ``changes`` (already validated); None when the contact doesn't exist.
 
@@ -169,13 +215,7 @@ async def update_contact(
     for field in REQUIRED_FIELDS:
         if field in changes and changes[field] is None:
             raise ValidationFailed.for_field(field, f"{field} cannot be null (it is required)")
-    row = (
-        await conn.execute(
-            select(contacts)
-            .where(contacts.c.id == contact_id, contacts.c.account_id == account_id)
-            .with_for_update()
-        )
-    ).first()
+    row = await fetch_one(conn, _CONTACT_FOR_UPDATE, {"id": contact_id, "account_id": account_id})
     if row is None:
         return None
     before = contact_out(row)
@@ -191,7 +231,7 @@ async def update_contact(
         return before
     now = utcnow()
     await conn.execute(
-        update(contacts).where(contacts.c.id == contact_id).values(**changed, updated_at=now)
+        _CONTACT_UPDATES.get(frozenset(changed)), {**changed, "updated_at": now, "b_id": contact_id}
     )
     after = {**before, **changed, "updated_at": iso(now)}
     previous = {field: before[field] for field in changed}
@@ -199,8 +239,26 @@ async def update_contact(
     return after
 
 
+def _contact_update(columns: frozenset[str]) -> Any:
+    # b_id: a bind named like a column would clash with that column's SET parameter.
+    return (
+        update(contacts)
+        .where(contacts.c.id == bindparam("b_id"))
+        .values({name: bindparam(name) for name in sorted(columns | {"updated_at"})})
+    )
+
+
+_CONTACT_FOR_UPDATE = Query(
+    select(contacts)
+    .where(contacts.c.id == bindparam("id"), contacts.c.account_id == bindparam("account_id"))
+    .with_for_update()
+)
+# One statement per set of changed fields (a PATCH changes a few of nine).
+_CONTACT_UPDATES = QueryShapes(_contact_update)
+
+
 async def delete_contact(
-    conn: AsyncConnection, account_id: str, contact_id: str
+    conn: Connection, account_id: str, contact_id: str
 ) -> dict[str, Any] | None:
     row = (
         await conn.execute(
@@ -217,10 +275,10 @@ async def delete_contact(
 
 
 async def find_contact_id_by_phone(
-    conn: AsyncConnection, account_id: str, phone_number: str
+    conn: Connection, account_id: str, phone_number: str
 ) -> str | None:
     """The account's most recent contact with this number, for linking calls."""
-    return (
+    found: str | None = (
         await conn.execute(
             select(contacts.c.id)
             .where(contacts.c.account_id == account_id, contacts.c.phone_number == phone_number)
@@ -228,6 +286,7 @@ async def find_contact_id_by_phone(
             .limit(1)
         )
     ).scalar_one_or_none()
+    return found
 
 
 class _Row:

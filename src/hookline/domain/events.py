@@ -10,8 +10,8 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hookline.storage.connector import Connection
 from hookline.storage.models import events
 from hookline.storage.outbox import event_row, record_event
 from hookline.timeutil import iso, utcnow
@@ -44,7 +44,7 @@ def event_out(row: Any) -> dict[str, Any]:
     return out
 
 
-async def get_event(conn: AsyncConnection, account_id: str, event_id: str) -> dict[str, Any] | None:
+async def get_event(conn: Connection, account_id: str, event_id: str) -> dict[str, Any] | None:
     row = (
         await conn.execute(
             select(events).where(events.c.id == event_id, events.c.account_id == account_id)
@@ -54,7 +54,7 @@ async def get_event(conn: AsyncConnection, account_id: str, event_id: str) -> di
 
 
 async def list_events(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     *,
     limit: int,

@@ -13,12 +13,12 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
-from hookline.storage import direct
-from hookline.storage.db import Database
+from hookline.storage.connector import Connection
+from hookline.storage.db import Database, fetch_one
 from hookline.storage.models import accounts, api_keys
+from hookline.storage.statements import Query
 from hookline.timeutil import iso, utcnow
 
 KEY_PREFIX = "hl_live_"
@@ -93,7 +93,7 @@ def normalize_scopes(scopes: list[str] | None) -> list[str]:
 
 
 async def create_key(
-    conn: AsyncConnection, account_id: str, name: str, scopes: list[str] | None = None
+    conn: Connection, account_id: str, name: str, scopes: list[str] | None = None
 ) -> tuple[str, dict[str, Any]]:
     """Returns (the full key, shown once; the key's public record)."""
     key = generate_key()
@@ -125,36 +125,36 @@ def key_out(row: Any) -> dict[str, Any]:
     }
 
 
-async def authenticate(source: Database | AsyncConnection, key: str) -> AuthContext | None:
+async def authenticate(source: Database | Connection, key: str) -> AuthContext | None:
     """The live key's context, or None (unknown, revoked, or malformed)."""
     if not is_well_formed(key):
         return None
-    row = await direct.fetch_one(source, _LIVE_KEY_BY_HASH, {"key_hash": hash_key(key)})
+    row = await fetch_one(source, _LIVE_KEY_BY_HASH, {"key_hash": hash_key(key)})
     if row is None:
         return None
     return AuthContext(row.account_id, row.id, frozenset(row.scopes), row.last_used_at)
 
 
-# Every request runs it: built once, and run through the driver (storage.direct).
-_LIVE_KEY_BY_HASH = direct.DirectStatement(
+# Every request runs it: built once, compiled once per dialect (storage.statements).
+_LIVE_KEY_BY_HASH = Query(
     select(api_keys.c.id, api_keys.c.account_id, api_keys.c.scopes, api_keys.c.last_used_at).where(
         api_keys.c.key_hash == bindparam("key_hash"), api_keys.c.revoked_at.is_(None)
     )
 )
 
 
-async def touch_last_used(conn: AsyncConnection, key_id: str, when: datetime) -> None:
+async def touch_last_used(conn: Connection, key_id: str, when: datetime) -> None:
     await conn.execute(update(api_keys).where(api_keys.c.id == key_id).values(last_used_at=when))
 
 
-async def list_keys(conn: AsyncConnection, account_id: str) -> list[dict[str, Any]]:
+async def list_keys(conn: Connection, account_id: str) -> list[dict[str, Any]]:
     rows = await conn.execute(
         select(api_keys).where(api_keys.c.account_id == account_id).order_by(api_keys.c.id)
     )
     return [key_out(r) for r in rows]
 
 
-async def revoke_key(conn: AsyncConnection, account_id: str, key_id: str) -> bool:
+async def revoke_key(conn: Connection, account_id: str, key_id: str) -> bool:
     result = await conn.execute(
         update(api_keys)
         .where(
@@ -167,12 +167,12 @@ async def revoke_key(conn: AsyncConnection, account_id: str, key_id: str) -> boo
     return bool(result.rowcount)
 
 
-async def account_exists(conn: AsyncConnection, account_id: str) -> bool:
+async def account_exists(conn: Connection, account_id: str) -> bool:
     row = await conn.execute(select(accounts.c.id).where(accounts.c.id == account_id))
     return row.first() is not None
 
 
-async def create_account(conn: AsyncConnection, name: str) -> str:
+async def create_account(conn: Connection, name: str) -> str:
     account = ids.account_id()
     await conn.execute(accounts.insert().values(id=account, name=name, created_at=utcnow()))
     return account

@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import func, select
-from sqlalchemy.ext.asyncio import AsyncConnection
 
+from hookline.storage.connector import Connection
 from hookline.storage.models import events
 
 BATCH = 100
 
 
-async def latest_seq(conn: AsyncConnection, account_id: str | None = None) -> int:
+async def latest_seq(conn: Connection, account_id: str | None = None) -> int:
     """The highest number handed out (the account's, or anyone's); 0 when none."""
     query = select(func.coalesce(func.max(events.c.stream_seq), 0))
     if account_id is not None:
@@ -22,7 +22,7 @@ async def latest_seq(conn: AsyncConnection, account_id: str | None = None) -> in
     return int(await conn.scalar(query) or 0)
 
 
-async def position_of(conn: AsyncConnection, account_id: str, event_id: str) -> int | None:
+async def position_of(conn: Connection, account_id: str, event_id: str) -> int | None:
     """The number of one of the account's streamed events; None if unknown or not yet
     numbered."""
     value = await conn.scalar(
@@ -34,7 +34,7 @@ async def position_of(conn: AsyncConnection, account_id: str, event_id: str) -> 
 
 
 async def events_after(
-    conn: AsyncConnection, account_id: str, after: int, types: Sequence[str] | None
+    conn: Connection, account_id: str, after: int, types: Sequence[str] | None
 ) -> list[Any]:
     """The next batch after number ``after``, in commit order; targeted events (tests,
     examples) are for one webhook and never streamed."""

@@ -19,7 +19,6 @@ from hookline.delivery.signing import headers_from_plain
 MAX_HEADERS = 20
 MAX_HEADER_VALUE = 1024
 MAX_HEADER_NAME = 256
-MASKED_VALUE = "********"
 MIN_RATE_LIMIT, MAX_RATE_LIMIT = 1, 10_000
 # What hookline sets itself on every delivery (or the HTTP client does): never overridable.
 RESERVED_HEADERS = frozenset(
@@ -101,10 +100,6 @@ def merge_headers(current: Mapping[str, str], patch: Mapping[str, str | None]) -
     merged.update({name: value for name, value in patch.items() if value is not None})
     _check_count(merged)
     return merged
-
-
-def masked(names: Iterable[str] | None) -> dict[str, str]:
-    return {name: MASKED_VALUE for name in names or ()}
 
 
 def seal(box: SecretBox, headers: Mapping[str, str]) -> tuple[str | None, list[str] | None]:

@@ -18,22 +18,21 @@ from datetime import timedelta
 from typing import Any, NewType
 
 from sqlalchemy import delete, func, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
 from hookline.crypto import SecretBox
 from hookline.delivery.conformance import Target
 from hookline.delivery.manager import cancel_pending_deliveries
-from hookline.delivery.signing import live_secrets
+from hookline.delivery.payloads import webhook_out
+from hookline.delivery.signing import SECRET_PREFIX, live_secrets
 from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
 from hookline.domain import webhook_routing as routing
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import ValidationFailed
+from hookline.storage.connector import Connection
 from hookline.storage.models import accounts, webhooks
-from hookline.timeutil import iso, utcnow
+from hookline.timeutil import utcnow
 
-SECRET_PREFIX = "whsec_"  # noqa: S105 (a public prefix, not a secret)
-MASKED_SECRET = SECRET_PREFIX + "********"
 SECRET_BYTES = 32
 # After a rotation deliveries are signed with both secrets for this long, so receivers can switch.
 PREVIOUS_SECRET_TTL = timedelta(hours=24)
@@ -73,29 +72,11 @@ async def check_url(url: str, *, allow_private: bool) -> CheckedUrl:
     return CheckedUrl(candidate)
 
 
-def webhook_out(row: Any, secret: str | None = None) -> dict[str, Any]:
-    """The webhook object; ``secret`` is the plaintext to show, or masked when None."""
-    return {
-        "id": row.id,
-        "url": row.url,
-        "name": row.name,
-        "events": list(row.events),
-        "is_active": bool(row.is_active),
-        "secret": secret if secret is not None else MASKED_SECRET,
-        "disabled_reason": row.disabled_reason,
-        "headers": routing.masked(row.header_names),
-        "filter": row.filter,
-        "rate_limit": row.rate_limit,
-        "created_at": iso(row.created_at),
-        "updated_at": iso(row.updated_at),
-    }
-
-
 def _empty_as_none(value: str | None) -> str | None:
     return value if value else None
 
 
-async def _count_for_update(conn: AsyncConnection, account_id: str) -> int:
+async def _count_for_update(conn: Connection, account_id: str) -> int:
     # Locking the account row serialises concurrent creates on PostgreSQL, so the cap holds;
     # SQLite ignores FOR UPDATE but its writes are serialised already.
     await conn.execute(select(accounts.c.id).where(accounts.c.id == account_id).with_for_update())
@@ -106,7 +87,7 @@ async def _count_for_update(conn: AsyncConnection, account_id: str) -> int:
 
 
 async def create_webhook(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     *,
     url: CheckedUrl,
@@ -152,7 +133,7 @@ async def create_webhook(
     return webhook_out(inserted, secret)
 
 
-async def list_webhooks(conn: AsyncConnection, account_id: str) -> list[dict[str, Any]]:
+async def list_webhooks(conn: Connection, account_id: str) -> list[dict[str, Any]]:
     """Every subscription of the account (at most ``max_webhooks_per_account``), oldest first."""
     rows = await conn.execute(
         select(webhooks).where(webhooks.c.account_id == account_id).order_by(webhooks.c.id)
@@ -160,16 +141,12 @@ async def list_webhooks(conn: AsyncConnection, account_id: str) -> list[dict[str
     return [webhook_out(r) for r in rows]
 
 
-async def _select(
-    conn: AsyncConnection, account_id: str, webhook_id: str, *, lock: bool = False
-) -> Any:
+async def _select(conn: Connection, account_id: str, webhook_id: str, *, lock: bool = False) -> Any:
     query = select(webhooks).where(webhooks.c.id == webhook_id, webhooks.c.account_id == account_id)
     return (await conn.execute(query.with_for_update() if lock else query)).first()
 
 
-async def get_webhook(
-    conn: AsyncConnection, account_id: str, webhook_id: str
-) -> dict[str, Any] | None:
+async def get_webhook(conn: Connection, account_id: str, webhook_id: str) -> dict[str, Any] | None:
     row = await _select(conn, account_id, webhook_id)
     return webhook_out(row) if row is not None else None
 
@@ -208,7 +185,7 @@ def _changed_values(row: Any, changes: dict[str, Any]) -> dict[str, Any]:
 
 
 async def update_webhook(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     webhook_id: str,
     changes: dict[str, Any],
@@ -245,7 +222,7 @@ async def update_webhook(
 
 
 async def probe_target(
-    conn: AsyncConnection, account_id: str, webhook_id: str, *, box: SecretBox
+    conn: Connection, account_id: str, webhook_id: str, *, box: SecretBox
 ) -> Target | None:
     """What the receiver check needs: the URL, the live secrets and the custom headers, in
     plaintext (never returned to a client). None when not found."""
@@ -259,7 +236,7 @@ async def probe_target(
     return Target(row.id, row.url, secrets_now, routing.unseal(box, row.headers_enc))
 
 
-async def delete_webhook(conn: AsyncConnection, account_id: str, webhook_id: str) -> bool:
+async def delete_webhook(conn: Connection, account_id: str, webhook_id: str) -> bool:
     """Hard delete; its deliveries go with it (ON DELETE CASCADE), so none is attempted again."""
     result = await conn.execute(
         delete(webhooks).where(webhooks.c.id == webhook_id, webhooks.c.account_id == account_id)
@@ -268,7 +245,7 @@ async def delete_webhook(conn: AsyncConnection, account_id: str, webhook_id: str
 
 
 async def rotate_secret(
-    conn: AsyncConnection, account_id: str, webhook_id: str, *, box: SecretBox
+    conn: Connection, account_id: str, webhook_id: str, *, box: SecretBox
 ) -> str | None:
     """A new secret (returned in full); the old one stays valid for ``PREVIOUS_SECRET_TTL``.
     None when not found."""

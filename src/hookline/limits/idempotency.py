@@ -45,16 +45,15 @@ from typing import Any
 from fastapi import Request
 from sqlalchemy import BigInteger, and_, bindparam, func, null, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncConnection
 from starlette.responses import Response
 
 from hookline.background import spawn
 from hookline.crypto import SecretBox
 from hookline.errors import Conflict, IdempotencyKeyReused, ValidationFailed
-from hookline.storage.db import Database, Preempted
-from hookline.storage.direct import DirectStatement, fetch_all, fetch_one
-from hookline.storage.direct import execute as execute_direct
+from hookline.storage.connector import Connection
+from hookline.storage.db import Database, Preempted, fetch_all, fetch_one
 from hookline.storage.models import idempotency_keys as keys_table
+from hookline.storage.statements import Query
 from hookline.timeutil import utcnow
 
 TTL = timedelta(hours=24)
@@ -129,7 +128,7 @@ class Slot:
 _THIS_SLOT = and_(
     keys_table.c.account_id == bindparam("b_account_id"), keys_table.c.key == bindparam("b_key")
 )
-_LOOKUP = DirectStatement(
+_LOOKUP = Query(
     select(
         keys_table.c.request_hash,
         keys_table.c.response_status,
@@ -138,7 +137,7 @@ _LOOKUP = DirectStatement(
         keys_table.c.created_at,
     ).where(_THIS_SLOT)
 )
-_STORE = DirectStatement(
+_STORE = Query(
     update(keys_table)
     .where(_THIS_SLOT)
     .values(
@@ -147,14 +146,14 @@ _STORE = DirectStatement(
         response_body=bindparam("b_body", type_=keys_table.c.response_body.type),
     )
 )
-_PRUNE = DirectStatement(
+_PRUNE = Query(
     keys_table.delete().where(
         keys_table.c.created_at < bindparam("b_before", type_=keys_table.c.created_at.type)
     )
 )
 
 
-def _reserve_statement(insert: Any, *, try_lock: bool) -> DirectStatement:
+def _reserve_statement(insert: Any, *, try_lock: bool) -> Query:
     """INSERT the reservation; over an expired or abandoned row, take it over; RETURNING a row
     only when this request now holds the key.
 
@@ -178,7 +177,7 @@ def _reserve_statement(insert: Any, *, try_lock: bool) -> DirectStatement:
         statement = insert(keys_table).from_select(list(values), row)
     else:
         statement = insert(keys_table).values(values)
-    return DirectStatement(
+    return Query(
         statement.on_conflict_do_update(
             index_elements=[held.account_id, held.key],
             set_={
@@ -231,7 +230,7 @@ class IdempotencyStore:
         row = await fetch_one(self.db, _LOOKUP, slot.params())
         return None if row is None or _is_free(row, now) else row
 
-    async def reserve(self, conn: AsyncConnection, slot: Slot, hashed: str, now: datetime) -> None:
+    async def reserve(self, conn: Connection, slot: Slot, hashed: str, now: datetime) -> None:
         """The held transaction's first statement: take the key, or raise ``KeyTaken``."""
         params = {
             **slot.params(),
@@ -247,10 +246,9 @@ class IdempotencyStore:
         rows = await fetch_all(conn, _LOOKUP, slot.params())
         raise KeyTaken(rows[0] if rows else None)
 
-    async def store(self, conn: AsyncConnection, slot: Slot, response: Response) -> None:
+    async def store(self, conn: Connection, slot: Slot, response: Response) -> None:
         sealed = self.box.encrypt(bytes(response.body).decode("utf-8", "replace"))
-        await execute_direct(
-            conn,
+        await conn.execute(
             _STORE,
             {
                 **slot.params(),
@@ -278,7 +276,7 @@ class IdempotencyStore:
 
     async def prune(self, now: datetime) -> int:
         async with self.db.begin() as conn:
-            return await execute_direct(conn, _PRUNE, {"b_before": now - TTL})
+            return (await conn.execute(_PRUNE, {"b_before": now - TTL})).rowcount
 
     def maybe_prune(self, request: Request, now: datetime) -> None:
         if now < self._next_prune:
@@ -355,7 +353,7 @@ async def _run_held(
 ) -> Response:
     """``call()`` with its writes, the reservation and the stored response in one transaction."""
 
-    async def reserve(conn: AsyncConnection) -> None:
+    async def reserve(conn: Connection) -> None:
         await store.reserve(conn, slot, hashed, now)
 
     async with store.db.hold(reserve) as held:

@@ -6,6 +6,7 @@ Outermost first, the stack is::
     RateLimitMiddleware    RateLimit headers on every /v1 response; per-address budget
     RequestContext         request id, 64 KiB body limit, access log   (api.middleware)
     BodyGuard              buffers the body (so an oversized one stays a 413); JSON depth <= 32
+                           (api.body, added by app.py: HTTP-layer middleware)
     (FastAPI: routes; authenticate() charges the per-key budget; Idempotency-Key on POST /v1/...
     is a guard around each endpoint, inside its authorisation and its transaction:
     limits.idempotency, applied by api.routing.DirectRoute)
@@ -19,15 +20,14 @@ from typing import Any
 from fastapi import FastAPI
 
 from hookline import metrics
-from hookline.limits.body import BodyGuard
 from hookline.limits.idempotency import MAX_KEY_LENGTH
 from hookline.limits.ratelimit import RateLimiter, RateLimitMiddleware
 from hookline.settings import Settings
 
 
 def add_request_guards(app: FastAPI) -> None:
-    """Call before adding ``RequestContext``: these run inside it."""
-    app.add_middleware(BodyGuard)
+    """Call before adding ``RequestContext``, after ``api.body.BodyGuard``: documents the
+    Idempotency-Key guard that ``api.routing.DirectRoute`` applies inside it."""
     _document_idempotency(app)
 
 
@@ -36,7 +36,6 @@ def add_response_observers(app: FastAPI, settings: Settings) -> None:
     app.state.rate_limiter = RateLimiter(settings)
     app.add_middleware(RateLimitMiddleware)
     app.add_middleware(metrics.MetricsMiddleware)
-    app.include_router(metrics.router)
 
 
 _IDEMPOTENCY_PARAMETER = {

@@ -28,7 +28,9 @@ from sqlalchemy import BindParameter, Boolean, ColumnElement, String, bindparam
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.engine import Dialect
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql import operators
 from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.expression import BinaryExpression
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 
@@ -50,17 +52,17 @@ class StringList(TypeDecorator[Sequence[str]]):
         return items if dialect.name == "postgresql" else orjson.dumps(items).decode()
 
 
-class _InList(ColumnElement[bool]):
+class _InList(BinaryExpression[bool]):
+    """``column IN <list>``: a comparison (a ``BinaryExpression`` with ``IN``'s operator), so
+    SQLite renders it as a condition its planner serves from an index, never as a boolean
+    value ("(... IN ...) = 1"); its SQL comes from the dialect's function below."""
+
     inherit_cache = True
-    type = Boolean()
-    # A comparison, not a boolean value: without this SQLite renders "(... IN ...) = 1", which
-    # its planner cannot serve from an index.
-    _is_implicitly_boolean = True
 
     def __init__(self, column: ColumnElement[Any], values: BindParameter[Any], negate: bool):
-        self.column = column
-        self.values = values
-        self.negate = negate
+        operator = operators.not_in_op if negate else operators.in_op
+        super().__init__(column, values, operator, type_=Boolean())
+        self.excluding = negate
 
 
 def in_list(column: ColumnElement[Any], name: str) -> ColumnElement[bool]:
@@ -75,15 +77,15 @@ def not_in_list(column: ColumnElement[Any], name: str) -> ColumnElement[bool]:
 
 @compiles(_InList)
 def _in_json_each(element: _InList, compiler: SQLCompiler, **kw: Any) -> str:
-    column = compiler.process(element.column, **kw)
-    values = compiler.process(element.values, **kw)
-    operator = "NOT IN" if element.negate else "IN"
+    column = compiler.process(element.left, **kw)
+    values = compiler.process(element.right, **kw)
+    operator = "NOT IN" if element.excluding else "IN"
     # Both parts are compiled SQL (a column and a bind placeholder), never a value.
     return f"{column} {operator} (SELECT value FROM json_each({values}))"  # noqa: S608
 
 
 @compiles(_InList, "postgresql")
 def _any_of_array(element: _InList, compiler: SQLCompiler, **kw: Any) -> str:
-    column = compiler.process(element.column, **kw)
-    values = compiler.process(element.values, **kw)
-    return f"{column} <> ALL ({values})" if element.negate else f"{column} = ANY ({values})"
+    column = compiler.process(element.left, **kw)
+    values = compiler.process(element.right, **kw)
+    return f"{column} <> ALL ({values})" if element.excluding else f"{column} = ANY ({values})"

@@ -1,19 +1,32 @@
-"""Run the Alembic chain on the configured database (``hookline migrate``, and first start)."""
+"""Run the Alembic chain on the configured database (``hookline migrate``, and first start).
+
+Alembic works on a SQLAlchemy connection, the only one SQLAlchemy opens in hookline: a sync
+``sqlite3`` engine on SQLite (in a thread, with ``BEGIN IMMEDIATE`` so a concurrent writer
+waits), an asyncpg engine on PostgreSQL (the only driver installed), both closed after use.
+Everything else runs through ``storage.connector``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import text
-from sqlalchemy.engine import Connection
+from sqlalchemy import create_engine, event, text
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
 
+from hookline.storage.connector import JSON_CODEC, SQLITE_PRAGMAS
 from hookline.storage.db import Database
 
 _HERE = Path(__file__).parent
+T = TypeVar("T")
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
@@ -24,15 +37,51 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+async def run_sync(db: Database, work: Callable[[Connection], T]) -> T:
+    """``work(connection)`` in one transaction on a SQLAlchemy connection to ``db``'s database."""
+    url = make_url(db.url)
+    if db.is_sqlite:
+        return await asyncio.to_thread(_run_on_sqlite, url.database or ":memory:", work)
+    engine = create_async_engine(
+        url.set(drivername="postgresql+asyncpg"), poolclass=NullPool, **JSON_CODEC
+    )
+    try:
+        async with engine.begin() as conn:
+            return await conn.run_sync(work)
+    finally:
+        await engine.dispose()
+
+
+def _run_on_sqlite(path: str, work: Callable[[Connection], T]) -> T:
+    engine = create_engine(f"sqlite:///{path}", poolclass=NullPool, **JSON_CODEC)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # SQLAlchemy's documented recipe: the driver starts no transaction, the "begin" event
+        # does, taking the write lock up front.
+        dbapi_connection.isolation_level = None
+        for pragma in SQLITE_PRAGMAS:
+            dbapi_connection.execute(pragma)
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    try:
+        with engine.begin() as conn:
+            return work(conn)
+    finally:
+        engine.dispose()
+
+
 async def upgrade_to_head(db: Database) -> None:
     def _upgrade(connection: Connection) -> None:
+        if connection.dialect.name == "postgresql":
+            # Several processes may start at once on one PostgreSQL: one migrates, the rest wait.
+            connection.execute(text("SELECT pg_advisory_xact_lock(7311031)"))
         command.upgrade(alembic_config(connection), "head")
 
-    async with db.begin() as conn:
-        if not db.is_sqlite:
-            # Several processes may start at once on one PostgreSQL: one migrates, the rest wait.
-            await conn.execute(text("SELECT pg_advisory_xact_lock(7311031)"))
-        await conn.run_sync(_upgrade)
+    await run_sync(db, _upgrade)
 
 
 def head_revision() -> str:
@@ -48,5 +97,4 @@ async def schema_revision(db: Database) -> str | None:
     def _current(connection: Connection) -> str | None:
         return MigrationContext.configure(connection).get_current_revision()
 
-    async with db.read() as conn:
-        return await conn.run_sync(_current)
+    return await run_sync(db, _current)

@@ -12,7 +12,6 @@ import sqlite3
 from collections.abc import Iterator
 
 import asyncpg
-from sqlalchemy import exc as sa_exc
 
 # SQLite result codes (the low byte of an extended code) that say "not now" rather than "wrong".
 _SQLITE_UNAVAILABLE = {
@@ -39,15 +38,11 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         yield current
-        if isinstance(current, sa_exc.DBAPIError) and isinstance(current.orig, BaseException):
-            yield current.orig
         current = current.__cause__
 
 
 def _unavailable(exc: BaseException) -> bool:
-    if isinstance(exc, sa_exc.DBAPIError) and exc.connection_invalidated:
-        return True
-    if isinstance(exc, (ConnectionError, TimeoutError, sa_exc.TimeoutError)):
+    if isinstance(exc, (ConnectionError, TimeoutError)):
         return True  # refused, reset, a connect that timed out, or no pooled connection free
     if isinstance(exc, _POSTGRES_UNAVAILABLE):
         return True

@@ -4,22 +4,24 @@ Here, below the domain and the delivery engine, because both write events: the A
 (``domain``) and the worker's alerts about webhooks (``delivery.manager``: ``webhook.disabled``,
 ``delivery.exhausted``). Nothing here talks to the network, so a crash at any point keeps both
 the change and its event, or neither.
+
+Recording an event marks the transaction (``Connection.wakes_workers``): once it has
+committed, ``storage.db.Database`` wakes the delivery workers. Callers never wake them by hand.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
 from hookline import ids, tracing
-from hookline.storage import direct
+from hookline.storage.connector import Connection
 from hookline.storage.models import events
+from hookline.storage.statements import Query
 from hookline.timeutil import utcnow
 
 
 async def record_event(
-    conn: AsyncConnection,
+    conn: Connection,
     account_id: str,
     event_type: str,
     data: dict[str, Any],
@@ -38,7 +40,8 @@ async def record_event(
         about_webhook_id=about_webhook_id,
         trace_context=trace_context,
     )
-    await direct.execute(conn, _INSERT_EVENT, row)
+    await conn.execute(_INSERT_EVENT, row)
+    conn.wakes_workers = True
     return str(row["id"])
 
 
@@ -70,4 +73,4 @@ def event_row(
 
 
 # Built once (one per write request): an INSERT with parameters, not ``.values()`` each time.
-_INSERT_EVENT = direct.DirectStatement(events.insert())
+_INSERT_EVENT = Query(events.insert())

@@ -1,0 +1,485 @@
+"""The connectors: one per backend, the only code that holds a driver connection.
+
+A connector owns its connections and transactions and runs every statement of hookline the
+same way: ``Connection.execute(statement, params)`` compiles it once per dialect
+(``storage.statements``) and hands SQL and arguments to the driver. SQLAlchemy never opens a
+connection here; it is the schema and the statement builder.
+
+* ``SQLiteConnector``: ``sqlite3`` run inline on the event loop. A primary-key read or an INSERT
+  takes tens of microseconds, less than handing it to a thread and back, and far less on a busy
+  core where every hand-off waits for the scheduler. Only what can wait leaves the loop: COMMIT
+  (fsync), and BEGIN IMMEDIATE when another *process* holds the write lock (tried inline first,
+  without waiting). Every write goes through one connection with group commit
+  (``_GroupCommit``); reads share one connection in autocommit mode, so each SELECT is its own
+  snapshot and never waits for the writer (WAL). A read runs start to finish without yielding to
+  the loop, so no two ever overlap on that connection.
+* ``PostgresConnector``: one asyncpg pool. A transaction is asyncpg's own (``Connection.
+  transaction()``); a read, or a one-statement write, runs in autocommit, one round trip.
+  The pool skips asyncpg's reset query on release (nothing here changes session state; asyncpg
+  still rolls back a transaction left open), which would be a second round trip per read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import asyncpg
+import orjson
+from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
+from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
+from sqlalchemy.engine import Dialect
+
+from hookline.storage.statements import (
+    JointRows,
+    Params,
+    Result,
+    Statement,
+    compiled_for,
+)
+
+_BUSY_TIMEOUT_MS = 10_000
+# A PostgreSQL that does not answer (a dropped network, a hung server) fails a connection attempt
+# after this long, so a request gets its 503 (storage.outage) in seconds, not asyncpg's default 60.
+PG_CONNECT_TIMEOUT_SECONDS = 5.0
+SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    # FULL: an acknowledged write survives power loss too, not just a process crash.
+    "PRAGMA synchronous=FULL",
+    f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}",
+    "PRAGMA foreign_keys=ON",
+)
+
+
+def _json_text(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+# JSON columns (tags, event payloads, metadata) through orjson rather than the json module, as the
+# API's responses already are: stdlib's encoder was 3-5% of a POST /v1/contacts, its decoder as
+# much of a GET. Whatever orjson cannot encode could not be returned by the API either.
+JSON_CODEC: dict[str, Any] = {"json_serializer": _json_text, "json_deserializer": orjson.loads}
+SQLITE_DIALECT: Dialect = SQLiteDialect_pysqlite(**JSON_CODEC)
+POSTGRES_DIALECT: Dialect = PGDialect_asyncpg(**JSON_CODEC)  # type: ignore[no-untyped-call]
+
+Rows = Sequence[Mapping[str, Any]]
+
+# What the drivers raise about the database (not about hookline's code), for callers that turn
+# them into a message (the CLI).
+DRIVER_ERRORS: tuple[type[Exception], ...] = (
+    sqlite3.Error,
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+)
+
+
+class IntegrityError(Exception):
+    """A constraint refused a write (unique key, foreign key, check), on either backend; the
+    driver's own error is its ``__cause__``."""
+
+
+_SQLITE_INTEGRITY = sqlite3.IntegrityError
+_POSTGRES_INTEGRITY = asyncpg.IntegrityConstraintViolationError
+
+
+class Connection:
+    """A connection inside a transaction (or, for a read, in autocommit): what the domain and
+    the delivery engine are given. They run statements on it and never commit."""
+
+    dialect: Dialect
+    wakes_workers = False
+    """Set when the transaction queues work for the delivery workers (an event recorded by
+    ``storage.outbox``, a delivery made due): its commit wakes them (``storage.db.Database``)."""
+
+    async def execute(self, statement: Statement, params: Params | Rows | None = None) -> Result:
+        """Run one statement; a list of parameter sets runs it once per set."""
+        if isinstance(params, Sequence):
+            await self.execute_many(statement, params)
+            return Result([], -1)
+        return await self._execute(statement, params or {})
+
+    async def scalar(self, statement: Statement, params: Params | None = None) -> Any:
+        """The first column of the first row, or None."""
+        return (await self._execute(statement, params or {})).scalar()
+
+    async def scalars(self, statement: Statement, params: Params | None = None) -> Result:
+        """The first column of every row."""
+        return (await self._execute(statement, params or {})).scalars()
+
+    async def _execute(self, statement: Statement, params: Params) -> Result:
+        raise NotImplementedError
+
+    async def execute_many(self, statement: Statement, rows: Rows) -> None:
+        raise NotImplementedError
+
+    def begin_nested(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """A SAVEPOINT: an exception in the block rolls back the block's work only."""
+        raise NotImplementedError
+
+    async def insert_joint(self, joint: JointRows) -> None:
+        """Insert ``joint``'s rows in this transaction."""
+        raise NotImplementedError
+
+
+class SQLiteConnection(Connection):
+    __slots__ = ("_raw",)
+    dialect = SQLITE_DIALECT
+    _savepoints = itertools.count()
+
+    def __init__(self, raw: sqlite3.Connection) -> None:
+        self._raw = raw
+
+    async def _execute(self, statement: Statement, params: Params) -> Result:
+        return self.run(statement, params)
+
+    def run(self, statement: Statement, params: Params) -> Result:
+        """``execute``, without the coroutine: for callers that must not yield."""
+        compiled = compiled_for(statement, self.dialect, params)
+        sql, arguments = compiled.render(params)
+        try:
+            cursor = self._raw.execute(sql, arguments)
+        except _SQLITE_INTEGRITY as exc:
+            raise IntegrityError(str(exc)) from exc
+        if cursor.description is None:
+            return Result([], cursor.rowcount)
+        rows = compiled.rows(cursor.fetchall(), lambda: [d[0] for d in cursor.description])
+        return Result(rows, cursor.rowcount if cursor.rowcount >= 0 else len(rows))
+
+    async def execute_many(self, statement: Statement, rows: Rows) -> None:
+        if rows:
+            compiled = compiled_for(statement, self.dialect, rows[0])
+            try:
+                self._raw.executemany(compiled.sql, [compiled.arguments(row) for row in rows])
+            except _SQLITE_INTEGRITY as exc:
+                raise IntegrityError(str(exc)) from exc
+
+    @contextlib.asynccontextmanager
+    async def begin_nested(self) -> AsyncIterator[None]:
+        with savepoint(self._raw, f"nested_{next(self._savepoints)}"):
+            yield
+
+    async def insert_joint(self, joint: JointRows) -> None:
+        self.wakes_workers |= joint.insert.has_event
+        for part, row in zip(joint.insert.parts, joint.rows, strict=True):
+            self.run(part, row)
+
+
+@contextlib.contextmanager
+def savepoint(raw: sqlite3.Connection, name: str) -> Iterator[None]:
+    raw.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException:
+        raw.execute(f"ROLLBACK TO {name}")
+        raw.execute(f"RELEASE {name}")
+        raise
+    raw.execute(f"RELEASE {name}")
+
+
+class PostgresConnection(Connection):
+    __slots__ = ("_raw",)
+    dialect = POSTGRES_DIALECT
+
+    def __init__(self, raw: asyncpg.Connection) -> None:
+        self._raw = raw
+
+    async def _execute(self, statement: Statement, params: Params) -> Result:
+        compiled = compiled_for(statement, self.dialect, params)
+        sql, arguments = compiled.render(params)
+        try:
+            if not compiled.returns_rows:
+                return Result([], _rowcount(await self._raw.execute(sql, *arguments)))
+            records = await self._raw.fetch(sql, *arguments)
+        except _POSTGRES_INTEGRITY as exc:
+            raise IntegrityError(str(exc)) from exc
+        rows = compiled.rows(records, lambda: list(records[0].keys()) if records else [])
+        return Result(rows, len(rows))
+
+    async def execute_many(self, statement: Statement, rows: Rows) -> None:
+        if rows:
+            compiled = compiled_for(statement, self.dialect, rows[0])
+            arguments = [compiled.arguments(row) for row in rows]
+            try:
+                await self._raw.executemany(compiled.sql, arguments)
+            except _POSTGRES_INTEGRITY as exc:
+                raise IntegrityError(str(exc)) from exc
+
+    @contextlib.asynccontextmanager
+    async def begin_nested(self) -> AsyncIterator[None]:
+        async with self._raw.transaction():  # nested in the open one: a SAVEPOINT
+            yield
+
+    async def insert_joint(self, joint: JointRows) -> None:
+        self.wakes_workers |= joint.insert.has_event
+        await self._execute(joint.insert.combined, joint.combined_params())
+
+
+def _rowcount(status: str) -> int:
+    # PostgreSQL's command tag: "UPDATE 3", "DELETE 0", "INSERT 0 1".
+    last = status.rpartition(" ")[2]
+    return int(last) if last.isdigit() else 0
+
+
+class Connector:
+    """What ``storage.db.Database`` needs of a backend."""
+
+    dialect: Dialect
+
+    def transaction(self) -> contextlib.AbstractAsyncContextManager[Connection]:
+        """A write transaction: commits when the block ends, rolls back on an exception;
+        returns only once the work is committed."""
+        raise NotImplementedError
+
+    def read(self) -> contextlib.AbstractAsyncContextManager[Connection]:
+        """A connection for reads, each statement its own snapshot."""
+        raise NotImplementedError
+
+    async def fetch_one(self, statement: Statement, params: Params) -> Any | None:
+        async with self.read() as conn:
+            return (await conn.execute(statement, params)).first()
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+
+class SQLiteConnector(Connector):
+    dialect = SQLITE_DIALECT
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        _create_private_file(path)
+        self._reader: SQLiteConnection | None = None
+        self._writer: sqlite3.Connection | None = None
+        self._group = _GroupCommit(self._writer_connection)
+
+    def _connect(self) -> sqlite3.Connection:
+        # isolation_level=None: this code, not the driver, decides when transactions begin.
+        # check_same_thread=False: BEGIN/COMMIT run on a helper thread, never concurrently.
+        raw = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        for pragma in SQLITE_PRAGMAS:
+            raw.execute(pragma)
+        return raw
+
+    def _writer_connection(self) -> sqlite3.Connection:
+        if self._writer is None:
+            self._writer = self._connect()
+        return self._writer
+
+    def reader(self) -> SQLiteConnection:
+        if self._reader is None:
+            self._reader = SQLiteConnection(self._connect())
+        return self._reader
+
+    def transaction(self) -> contextlib.AbstractAsyncContextManager[Connection]:
+        return self._group.unit()
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator[Connection]:
+        yield self.reader()
+
+    async def fetch_one(self, statement: Statement, params: Params) -> Any | None:
+        return self.reader().run(statement, params).first()
+
+    async def close(self) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader._raw.close()
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
+
+
+def _create_private_file(path: str) -> None:
+    """Create the SQLite database file mode 0600 if it does not exist yet.
+
+    SQLite would create it 0644 (less the umask), readable by every local user, and it gives the
+    ``-wal`` and ``-shm`` files it creates later the database file's own mode. An existing file
+    keeps the mode its operator chose.
+    """
+    if path in ("", ":memory:") or path.startswith("file:"):
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except (FileExistsError, FileNotFoundError):
+        # Exists already; or its directory doesn't, which SQLite reports when it connects.
+        return
+
+
+_LOCKING_BEGIN = "BEGIN IMMEDIATE"
+
+
+async def _begin_immediate(raw: sqlite3.Connection) -> None:
+    # BEGIN IMMEDIATE waits only while another *process* holds the write lock (this process's
+    # writers queue in ``_GroupCommit``): try it inline without waiting, and only if the lock is
+    # taken wait for it on a thread.
+    raw.execute("PRAGMA busy_timeout=0")
+    try:
+        raw.execute(_LOCKING_BEGIN)
+        return
+    except sqlite3.OperationalError as exc:
+        if "locked" not in str(exc) and "busy" not in str(exc):
+            raise
+    finally:
+        raw.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+    await asyncio.to_thread(raw.execute, _LOCKING_BEGIN)
+
+
+class _Batch:
+    """One physical transaction shared by several units of work."""
+
+    def __init__(self, raw: sqlite3.Connection) -> None:
+        self.raw = raw
+        self.conn = SQLiteConnection(raw)
+        self.units = 0
+        self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    async def commit(self) -> None:
+        try:
+            await asyncio.to_thread(self.raw.commit)  # fsync: off the loop
+            self.done.set_result(None)
+        except BaseException as exc:
+            if self.raw.in_transaction:
+                self.raw.rollback()
+            self.done.set_exception(exc)
+            # Its waiters raise it; retrieve it here so asyncio doesn't warn when none wait.
+            self.done.exception()
+            raise
+
+
+class _GroupCommit:
+    """Group commit for SQLite's single writer.
+
+    Callers queue on a lock; the first opens ``BEGIN IMMEDIATE``, each runs its unit in a
+    SAVEPOINT (a failing unit rolls back alone), and the unit that finds nobody else queued (or
+    the ``MAX_UNITS``-th) commits for all. While that COMMIT waits for fsync on a helper thread,
+    new callers queue up and become the next batch, so the number of fsyncs per second stays flat
+    as the request rate grows. A unit returns only after the COMMIT that contains its work, so an
+    acknowledged write is as durable as one committed alone.
+    """
+
+    MAX_UNITS = 256
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
+        self._connect = connect
+        self._lock = asyncio.Lock()
+        self._queued = 0
+        self._batch: _Batch | None = None
+
+    async def _open(self) -> _Batch:
+        raw = self._connect()
+        await _begin_immediate(raw)
+        self._batch = _Batch(raw)
+        return self._batch
+
+    @contextlib.asynccontextmanager
+    async def unit(self) -> AsyncIterator[Connection]:
+        self._queued += 1
+        try:
+            await self._lock.acquire()
+        finally:
+            self._queued -= 1
+        try:
+            batch = self._batch or await self._open()
+            try:
+                with savepoint(batch.raw, "unit"):
+                    yield batch.conn
+            finally:
+                batch.units += 1
+                if self._queued == 0 or batch.units >= self.MAX_UNITS:
+                    self._batch = None
+                    await batch.commit()
+        finally:
+            self._lock.release()
+        # shield: a cancelled caller (client gone) must not cancel the batch's shared future.
+        await asyncio.shield(batch.done)
+
+
+class PostgresConnector(Connector):
+    dialect = POSTGRES_DIALECT
+
+    def __init__(self, dsn: str, pool_size: int) -> None:
+        self.dsn = dsn
+        self._pool_size = pool_size
+        self._pool: asyncpg.Pool | None = None
+        self._pool_lock = asyncio.Lock()
+        self._listeners: dict[asyncio.Event, asyncpg.Connection] = {}
+
+    async def pool(self) -> asyncpg.Pool:
+        """The pool, opened on first use."""
+        return self._pool or await self._open_pool()
+
+    async def _open_pool(self) -> asyncpg.Pool:
+        async with self._pool_lock:
+            if self._pool is None:
+                self._pool = await asyncpg.create_pool(
+                    self.dsn,
+                    min_size=1,
+                    max_size=self._pool_size,
+                    init=_decode_json,
+                    reset=_keep_session_state,
+                    timeout=PG_CONNECT_TIMEOUT_SECONDS,
+                )
+            return self._pool
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Connection]:
+        async with (await self.pool()).acquire() as raw, raw.transaction():
+            yield PostgresConnection(raw)
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator[Connection]:
+        async with (await self.pool()).acquire() as raw:
+            yield PostgresConnection(raw)
+
+    async def autocommit(self, statement: Statement, params: Params) -> Result:
+        """One statement as a transaction of its own: one round trip, no BEGIN or COMMIT."""
+        async with self.read() as conn:
+            return await conn.execute(statement, params)
+
+    async def listen(self, channel: str, callback: Callable[[str], None]) -> asyncio.Event:
+        """LISTEN on a dedicated connection (not the pool's: it stays open); ``callback`` gets
+        each payload. Returns an event set when that connection is lost; ``unlisten`` closes it."""
+        raw = await asyncpg.connect(self.dsn, timeout=PG_CONNECT_TIMEOUT_SECONDS)
+        lost = asyncio.Event()
+        raw.add_termination_listener(lambda _conn: lost.set())
+        await raw.add_listener(channel, lambda _c, _pid, _ch, payload: callback(payload))
+        self._listeners[lost] = raw
+        return lost
+
+    async def unlisten(self, lost: asyncio.Event) -> None:
+        raw = self._listeners.pop(lost, None)
+        if raw is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(raw.close(timeout=2))
+
+    async def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await pool.close()
+
+
+async def _decode_json(conn: asyncpg.Connection) -> None:
+    # SQLAlchemy's asyncpg dialect expects json/jsonb decoded by a type codec (its JSON types
+    # have no result processor); its bind processors already send them as text.
+    for type_name in ("json", "jsonb"):
+        await conn.set_type_codec(
+            type_name, schema="pg_catalog", encoder=_as_is, decoder=orjson.loads, format="text"
+        )
+
+
+def _as_is(value: str) -> str:
+    return value
+
+
+async def _keep_session_state(_conn: asyncpg.Connection) -> None:
+    # asyncpg's default reset sends "SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
+    # RESET ALL" on every release: a second round trip for each read. No statement here
+    # changes session state (no SET, LISTEN, cursors or session advisory locks: the ones we take
+    # are transaction-scoped), so there is nothing to undo; asyncpg still rolls back an open
+    # transaction before this runs.
+    return None
