@@ -162,6 +162,7 @@ class Worker:
             self.db, self.id, hostname=socket.gethostname(), pid=os.getpid(), now=utcnow()
         )
         self._started = True
+        self.wakeup.receive_from_other_processes()
         await self._notice_peers()
         self._spawn("scheduler", self._schedule_loop)
         self._spawn("recorder", self._record_loop)
