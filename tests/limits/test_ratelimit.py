@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import math
+import os
 import re
 import time
 from pathlib import Path
