@@ -17,7 +17,7 @@ from bench import wrk
 from bench.config import Plan
 from bench.env import CONTACT_BODY, auth_headers, hookline_env, sqlite_url
 from bench.figures import Figure, Run
-from bench.procs import SERVER_CORE, Proc, start_hookline, start_module
+from bench.procs import SERVER_CORE, Proc, children_of, start_hookline, start_module
 from bench.seed import Account, seed_account
 from hookline.settings import Settings
 
@@ -30,8 +30,15 @@ class Target:
 
 
 def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU of ``pid`` and its children (``hookline serve --workers N``'s)."""
+    total = 0
+    for each in (pid, *children_of(pid)):
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # exited meanwhile
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def requests_for(account: Account) -> dict[str, wrk.Request]:

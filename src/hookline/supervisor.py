@@ -37,6 +37,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 log = logging.getLogger("hookline.supervisor")
 
@@ -45,6 +46,23 @@ RESTART_WINDOW = 60.0
 NOT_STARTED = 3
 """A child's exit status when its server did not start (the log says why): not worth retrying."""
 _PR_SET_PDEATHSIG = 1
+
+serving_under: int | None = None
+"""In a child: the supervisor's pid (None in a process no supervisor forked)."""
+
+
+def is_sibling(hostname: str, pid: int) -> bool:
+    """Whether ``pid`` on ``hostname`` is another process of this ``hookline serve``, or was:
+    a process of this host that is gone (killed, then replaced) is taken for one, since a
+    sibling's worker row outlives it until its lease runs out."""
+    if serving_under is None or hostname != socket.gethostname():
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    # The command name may contain spaces; the parent pid is the 2nd field after ')'.
+    return int(stat.rsplit(")", 1)[1].split()[1]) == serving_under
 
 
 @dataclass
@@ -189,6 +207,8 @@ def _become_child(
     inherited: tuple[socket.socket, ...],
     run_child: Callable[[int], int],
 ) -> None:
+    global serving_under
+    serving_under = parent
     status = 1
     try:
         signal.set_wakeup_fd(-1)
