@@ -82,6 +82,14 @@ FIXED_TARGETS = ("ceiling POST echo", "ceiling GET json", "ceiling GET list", "p
 _SMALL_ONLY = ("POST", "PATCH")
 
 
+def start_peer(name: str, log_dir: Path) -> Proc:
+    """The afternoon peer (bench/peer.py) on a database of its own, on the server core."""
+    database = str(log_dir / f"{name}.db")
+    return start_module(
+        name, "bench.peer", "--database", database, core=SERVER_CORE, log_dir=log_dir
+    )
+
+
 def start_servers(
     plan: Plan, pg_url_for: dict[str, str], log_dir: Path, procs: list[Proc]
 ) -> list[Target]:
@@ -96,14 +104,7 @@ def start_servers(
         Target("ceiling GET json", baseline, wrk.Request("GET", "/contact", {})),
         Target("ceiling GET list", baseline, wrk.Request("GET", "/list", {})),
     ]
-    peer = start_module(
-        "peer",
-        "bench.peer",
-        "--database",
-        str(log_dir / "peer.db"),
-        core=SERVER_CORE,
-        log_dir=log_dir,
-    )
+    peer = start_peer("peer", log_dir)
     procs.append(peer)
     targets.append(
         Target(

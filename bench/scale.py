@@ -47,14 +47,7 @@ def start_targets(
     """The echo, the peer, and four hookline servers (2 backends x 1 and 2 processes)."""
     baseline = start_module("scale-echo", "bench.baseline", core=SERVER_CORE, log_dir=log_dir)
     procs.append(baseline)
-    peer = start_module(
-        "scale-peer",
-        "bench.peer",
-        "--database",
-        str(log_dir / "scale-peer.db"),
-        core=SERVER_CORE,
-        log_dir=log_dir,
-    )
+    peer = api.start_peer("scale-peer", log_dir)
     procs.append(peer)
     json_headers = {"Content-Type": "application/json"}
     targets = [
