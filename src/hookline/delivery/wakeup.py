@@ -111,10 +111,20 @@ class SocketWakeup(Wakeup):
     def receive_from_other_processes(self) -> None:
         if self._receiver is not None or self._closed:
             return
-        self._folder.mkdir(mode=0o700, exist_ok=True)
         receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        receiver.setblocking(False)
-        receiver.bind(self._address(self._own_name))
+        try:
+            self._folder.mkdir(mode=0o700, exist_ok=True)
+            receiver.setblocking(False)
+            receiver.bind(self._address(self._own_name))
+        except OSError as exc:
+            receiver.close()
+            log.warning(
+                "cannot take wake-ups from other processes in %s (%s); polling every "
+                "HOOKLINE_DELIVERY_POLL_SECONDS for their events",
+                self._folder,
+                exc.strerror or type(exc).__name__,
+            )
+            return
         self._receiver = receiver
         asyncio.get_running_loop().add_reader(receiver.fileno(), self._on_datagrams)
 

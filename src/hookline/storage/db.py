@@ -14,7 +14,8 @@ Two things keep the SQLite write path fast (see docs/benchmarks.md for the profi
   primary-key read or an INSERT takes tens of microseconds, less than handing it to a thread and
   back, and far less on a busy core where every hand-off waits for the scheduler (and the GIL).
   Only what can wait goes to a thread: ``COMMIT`` (fsync), and ``BEGIN IMMEDIATE`` when another
-  process holds the write lock (tried inline first, without waiting).
+  process holds the write lock (tried inline first, without waiting). Writers of other
+  processes take turns at ``storage.turnstile`` first, which hands the lock over at once.
 * Group commit (``_GroupCommit``): the units of work of concurrent ``begin()`` callers run one
   after another inside one physical transaction, each in its own SAVEPOINT (a failing unit rolls
   back alone; the SAVEPOINTs go straight to ``sqlite3``), and one COMMIT (one fsync) covers them
@@ -65,6 +66,7 @@ from hookline.storage.direct import (
     insert_joint,
     sqlite3_connection_of,
 )
+from hookline.storage.turnstile import TurnstilePlace, place_for
 
 _BUSY_TIMEOUT_MS = 10_000
 # A PostgreSQL that does not answer (a dropped network, a hung server) fails a connection attempt
@@ -108,10 +110,11 @@ _LOCKING_BEGIN = "BEGIN IMMEDIATE"
 class _InlineCursor:
     """An aiosqlite-shaped cursor whose calls run sqlite3 inline (see the module doc)."""
 
-    __slots__ = ("_cursor",)
+    __slots__ = ("_cursor", "_turnstile")
 
-    def __init__(self, cursor: sqlite3.Cursor) -> None:
+    def __init__(self, cursor: sqlite3.Cursor, turnstile: TurnstilePlace | None = None) -> None:
         self._cursor = cursor
+        self._turnstile = turnstile
 
     async def __aenter__(self) -> _InlineCursor:
         return self
@@ -144,11 +147,22 @@ class _InlineCursor:
             await self._begin_immediate()
         elif sql == "COMMIT":
             await asyncio.to_thread(self._cursor.execute, sql, parameters)
+            self._release_turnstile()
         else:
             self._cursor.execute(sql, parameters)
         return self
 
     async def _begin_immediate(self) -> None:
+        # Other processes' writers first: storage/turnstile.py (held until COMMIT or ROLLBACK).
+        if self._turnstile is not None:
+            await self._turnstile.acquire()
+        try:
+            await self._take_write_lock()
+        except BaseException:
+            self._release_turnstile()
+            raise
+
+    async def _take_write_lock(self) -> None:
         connection = self._cursor.connection
         connection.execute("PRAGMA busy_timeout=0")
         try:
@@ -160,6 +174,10 @@ class _InlineCursor:
         finally:
             connection.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
         await asyncio.to_thread(self._cursor.execute, _LOCKING_BEGIN)
+
+    def _release_turnstile(self) -> None:
+        if self._turnstile is not None and not self._cursor.connection.in_transaction:
+            self._turnstile.release()
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> _InlineCursor:
         self._cursor.executemany(sql, rows)
@@ -205,6 +223,7 @@ class _InlineConnection:
         self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         self._connection = self._conn  # SQLAlchemy checks it to tell an open connection
         self._tx = _InlineQueue()
+        self._turnstile = place_for(path)
 
     @property
     def isolation_level(self) -> str | None:
@@ -216,7 +235,7 @@ class _InlineConnection:
         return self._conn
 
     def cursor(self) -> _InlineCursor:
-        return _InlineCursor(self._conn.cursor())
+        return _InlineCursor(self._conn.cursor(), self._turnstile)
 
     async def execute(self, sql: str, parameters: Sequence[Any] = ()) -> _InlineCursor:
         return await self.cursor().execute(sql, parameters)
@@ -224,19 +243,27 @@ class _InlineConnection:
     async def commit(self) -> None:
         if self._conn.in_transaction:
             await asyncio.to_thread(self._conn.commit)
+        self._release_turnstile()
 
     async def rollback(self) -> None:
         if self._conn.in_transaction:
             self._conn.rollback()
+        self._release_turnstile()
 
     async def create_function(self, *args: Any, **kwargs: Any) -> None:
         self._conn.create_function(*args, **kwargs)
 
     async def close(self) -> None:
         self._conn.close()
+        self._release_turnstile()
 
     def stop(self) -> None:
         self._conn.close()
+        self._release_turnstile()
+
+    def _release_turnstile(self) -> None:
+        if self._turnstile is not None:
+            self._turnstile.release()
 
 
 def _sqlite_engine(url: str, *, pool_size: int, immediate: bool) -> AsyncEngine:
