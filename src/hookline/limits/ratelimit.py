@@ -34,6 +34,7 @@ import hashlib
 import logging
 import math
 import mmap
+import os
 import struct
 import tempfile
 import time
@@ -161,8 +162,10 @@ class SharedWindows(LocalWindows):
     The table (``SHARED_SLOTS`` slots, 2.6 MB) is a file mapped ``MAP_SHARED``, created by the
     supervisor before it forks; an identity is a 16-byte BLAKE2b digest at one of ``_PROBES``
     slots from its hash (open addressing; a slot whose window has slid out is free again). A
-    hit holds an ``fcntl`` lock on the file: the kernel drops it if its holder is killed, which
-    a lock in the shared memory itself would not. With more live identities than the table
+    hit holds a ``flock`` on the file: the kernel drops it if its holder is killed, which a lock
+    in the shared memory itself would not. (Not ``fcntl``'s POSIX locks: they belong to the
+    whole process, and the kernel's deadlock check then failed a hit with EDEADLK while a thread
+    of the holder waited for storage.turnstile.) With more live identities than the table
     holds near one hash, the oldest of its slots is taken over (that identity starts over).
     """
 
@@ -173,14 +176,24 @@ class SharedWindows(LocalWindows):
         self._file.truncate(slots * _SLOT.size)
         self._table = mmap.mmap(self._file.fileno(), slots * _SLOT.size)
         self._slot_of: tuple[str, int, bytes] = ("", -1, _EMPTY)  # the last _load's
+        self._locker: tuple[int, int] | None = None  # (pid, its own descriptor of the file)
 
     def hit(self, identity: str, now: float) -> RateLimitState:
-        fd = self._file.fileno()
-        fcntl.lockf(fd, fcntl.LOCK_EX)
+        fd = self._lock_fd()
+        fcntl.flock(fd, fcntl.LOCK_EX)
         try:
             return super().hit(identity, now)
         finally:
-            fcntl.lockf(fd, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _lock_fd(self) -> int:
+        """This process's own open file of the table, for ``flock`` (a lock of an open file:
+        the descriptor inherited from the supervisor is one open file shared by every child,
+        so each process opens the file again, through /proc, since it has no name)."""
+        if self._locker is None or self._locker[0] != os.getpid():
+            own = os.open(f"/proc/self/fd/{self._file.fileno()}", os.O_RDWR)
+            self._locker = (os.getpid(), own)
+        return self._locker[1]
 
     def _sweep(self, number: int) -> None:
         self._swept = number  # nothing to drop: stale slots are reused in place

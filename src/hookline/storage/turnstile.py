@@ -7,15 +7,19 @@ next batch takes the lock in the instant between two of its own transactions, an
 misses it again and again. Measured with two processes writing flat out: 848 transactions/s
 between them (one alone: 1,345) and a p99 of 1.3 s.
 
-So writers first queue on an ``fcntl`` lock on ``<database>-writer.lock``, held from ``BEGIN
+So writers first queue on a ``flock`` on ``<database>-writer.lock``, held from ``BEGIN
 IMMEDIATE`` to the end of ``COMMIT``/``ROLLBACK``. The kernel wakes a waiting process as soon as
 the holder lets go, and releases the lock of a process that dies. SQLite's own lock stays the
 rule: this only decides who asks for it next (a writer that does not take the turnstile, such as
 an older version, is still serialised by SQLite, as before).
 
-POSIX locks belong to a process, not to a connection or a thread: one turnstile per file per
-process (``turnstile_for``), counted, so that only the process's first taker locks and its last
-releaser unlocks. In-process writers queue in ``_GroupCommit`` already.
+``flock``, not ``fcntl``'s POSIX locks: those belong to the whole process, so the kernel's
+deadlock check saw a cycle where there was none (this process's thread waiting here while its
+event loop briefly held the rate limiter's lock that the other process wanted) and failed a
+request with EDEADLK. A ``flock`` belongs to an open file, so each process opens the file itself
+(``place_for``, after a fork too); one turnstile per file per process, counted, so that only the
+process's first taker locks and its last releaser unlocks. In-process writers queue in
+``_GroupCommit`` already.
 """
 
 from __future__ import annotations
@@ -31,15 +35,16 @@ _TURNSTILES: dict[str, WriteTurnstile] = {}
 class WriteTurnstile:
     def __init__(self, database_path: str) -> None:
         self._fd = os.open(f"{database_path}-writer.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        self.pid = os.getpid()
         self._holders = 0
 
     async def acquire(self) -> None:
         if self._holders == 0:
             try:
-                fcntl.lockf(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:  # another process holds it: wait on a thread, woken when it lets go
                 waiting = asyncio.ensure_future(
-                    asyncio.to_thread(fcntl.lockf, self._fd, fcntl.LOCK_EX)
+                    asyncio.to_thread(fcntl.flock, self._fd, fcntl.LOCK_EX)
                 )
                 try:
                     await asyncio.shield(waiting)
@@ -58,7 +63,7 @@ class WriteTurnstile:
     def _unlock_if_unheld(self) -> None:
         if self._holders == 0:
             with contextlib.suppress(OSError):
-                fcntl.lockf(self._fd, fcntl.LOCK_UN)
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
 
 
 class TurnstilePlace:
@@ -87,7 +92,8 @@ def place_for(database_path: str) -> TurnstilePlace | None:
     if database_path in ("", ":memory:") or database_path.startswith("file:"):
         return None
     path = os.path.abspath(database_path)
-    if path not in _TURNSTILES:
+    known = _TURNSTILES.get(path)
+    if known is None or known.pid != os.getpid():  # a forked child opens its own
         try:
             _TURNSTILES[path] = WriteTurnstile(path)
         except OSError:  # a folder we may not write to: SQLite's busy handler alone, as before
