@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -59,6 +60,15 @@ def _started_pids(server: ServerProcess) -> list[int]:
     ]
 
 
+def _requests_counted(metrics: str, status: str) -> float:
+    pattern = (
+        r'^hookline_http_requests_total\{method="GET",route="/v1/contacts",'
+        rf'status="{status}"\}} (\S+)$'
+    )
+    found = re.search(pattern, metrics, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
 def _env(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> dict[str, str]:
     return {
         "HOOKLINE_DATABASE_URL": make_database_url(backend, tmp_path, request),
@@ -97,6 +107,12 @@ def test_two_processes_answer_on_one_port_and_share_a_keys_rate_limit(
         assert statuses.count(200) == 30, statuses
         assert set(statuses) == {200, 429}
         wait_until(lambda: len(_access_pids(server, "/v1/contacts")) == 2, within=5)
+        # /metrics adds up both processes, whichever answers the scrape.
+        for _ in range(6):
+            with httpx.Client(base_url=server.base_url) as client:
+                text = client.get("/metrics").text
+            assert _requests_counted(text, "200") == 30, text
+            assert _requests_counted(text, "429") == len(statuses) - 30
 
 
 @pytest.mark.parametrize("backend_name", ["sqlite", "postgres"])

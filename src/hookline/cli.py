@@ -28,7 +28,7 @@ from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
 from hookline.settings import Settings
-from hookline.supervisor import NOT_STARTED
+from hookline.supervisor import NOT_STARTED, Supervisor, metrics_shared_across_processes
 
 if TYPE_CHECKING:
     from hookline.storage.db import Database
@@ -227,10 +227,14 @@ def _serve_in_this_process(
 def _serve_in_processes(settings: Settings, listener: socket.socket, workers: int) -> int:
     """``workers`` children of a supervisor, each :func:`_serve_in_this_process` on the one
     socket (docs/scaling.md). What must happen once happens here, before they fork."""
+    with metrics_shared_across_processes():  # first: before prometheus_client is imported
+        return _supervise(settings, listener, workers)
+
+
+def _supervise(settings: Settings, listener: socket.socket, workers: int) -> int:
     from hookline.crypto import resolve_secret_key
     from hookline.limits.ratelimit import share_windows_across_processes
     from hookline.logs import configure_logging
-    from hookline.supervisor import Supervisor
 
     asyncio.run(_migrate_for_serve(settings))
     resolve_secret_key(settings)  # on SQLite it may create the key file: once, not N times

@@ -30,12 +30,14 @@ import ctypes
 import logging
 import os
 import select
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +51,27 @@ _PR_SET_PDEATHSIG = 1
 
 serving_under: int | None = None
 """In a child: the supervisor's pid (None in a process no supervisor forked)."""
+
+
+@contextlib.contextmanager
+def metrics_shared_across_processes() -> Iterator[None]:
+    """A folder for prometheus_client's multiprocess mode (``PROMETHEUS_MULTIPROC_DIR``), so
+    that ``/metrics`` adds up every process's counters (hookline.metrics); removed at the end.
+    Must come before prometheus_client is imported: it picks its mode at import."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # the operator chose one: theirs to clean
+        yield
+        return
+    if "prometheus_client" in sys.modules:
+        log.warning("metrics stay per process: prometheus_client was imported too early")
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="hookline-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+    try:
+        yield
+    finally:
+        os.environ.pop("PROMETHEUS_MULTIPROC_DIR", None)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def is_sibling(hostname: str, pid: int) -> bool:
