@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 HOOKLINE_HOST ?= 127.0.0.1
 HOOKLINE_PORT ?= 8000
 
-.PHONY: run test install system-deps lint typecheck check pytest screenshots fuzz bench clean
+.PHONY: run test install system-deps lint typecheck check pytest screenshots fuzz bench clean clients
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,6 +16,17 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The TypeScript client's generator and compiler, as pinned in its package-lock.json.
+NODE_DEPS := clients/typescript/node_modules/.package-lock.json
+$(NODE_DEPS): clients/typescript/package-lock.json
+	bash scripts/install-system-deps.sh
+	cd clients/typescript && npm ci --no-audit --no-fund
+	touch $(NODE_DEPS)
+
+## Regenerate clients/ (openapi.json, the Python client, the TypeScript types) from the app.
+clients: $(STAMP) $(NODE_DEPS)
+	$(BIN)/python scripts/generate_clients.py
 
 ## Set up, migrate the default SQLite file, and serve on 127.0.0.1:8000.
 run: $(STAMP)
@@ -39,7 +50,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-pytest: $(STAMP) system-deps
+pytest: $(STAMP) system-deps $(NODE_DEPS)
 	$(BIN)/pytest
 
 ## Everything CI runs: lint, types, and the whole suite on SQLite and a real PostgreSQL.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite runs for real: PostgreSQL's server binaries,
 # Chromium (for the dashboard's browser tests), Redis (for the shared rate limiter) and wrk (the
-# benchmarks' load generator, smoke-tested by the suite). Installs only what is missing,
+# benchmarks' load generator, smoke-tested by the suite) and Node.js with npm (to generate the
+# TypeScript client and run its smoke test: clients/typescript). Installs only what is missing,
 # so it is quick on a prepared machine.
 set -euo pipefail
 
@@ -10,6 +11,8 @@ compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 command -v redis-server >/dev/null || missing+=(redis-server)
 command -v wrk >/dev/null || missing+=(wrk)
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -7,9 +7,22 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 
 from hookline import __version__, dashboard, tracing
-from hookline.api import calls, contacts, deliveries, docs, events, health, operations, webhooks
+from hookline.api import (
+    calls,
+    conformance,
+    contacts,
+    deliveries,
+    docs,
+    event_types,
+    events,
+    health,
+    operations,
+    stream,
+    webhooks,
+)
 from hookline.api.errors import install_error_handlers
 from hookline.api.middleware import RequestContext
 from hookline.api.openapi import document_input_rules
@@ -29,6 +42,10 @@ hookline stores an account's contacts and calls and delivers signed webhook even
 Authenticate every `/v1` request with `Authorization: Bearer hl_live_...`. Every error has the body
 `{"success": false, "error": {"code", "message", "details", "request_id"}}`.
 """
+
+
+def _operation_id(route: APIRoute) -> str:
+    return route.name
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -56,6 +73,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
             await wakeup.close()
+            hub = getattr(app.state, "stream_hub", None)
+            if hub is not None:
+                await hub.close()
             await db.dispose()
             tracing.flush()
 
@@ -71,6 +91,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         # Starlette's redirect builds an absolute URL from the Host header; api.errors answers
         # the same 307 with a relative Location instead.
         redirect_slashes=False,
+        # operationId = the endpoint's name (create_contact, not create_contact_v1_contacts_post):
+        # the generated clients' method names (clients/).
+        generate_unique_id_function=_operation_id,
     )
     app.state.settings = settings
     app.state.background_tasks = set()
@@ -81,8 +104,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics, /metrics
     if tracing.configure_from_environment():
         app.add_middleware(tracing.TracingMiddleware)  # outermost: the span covers the rest
-    for module in (health, contacts, calls, webhooks, deliveries, operations, events):
+    # stream before events: /v1/events/{event_id} would take /v1/events/stream.
+    for module in (
+        health,
+        contacts,
+        calls,
+        webhooks,
+        deliveries,
+        operations,
+        stream,
+        events,
+        event_types,
+        conformance,
+    ):
         app.include_router(module.router)
+    event_types.add_webhooks_to_openapi(app)
     dashboard.install(app)
     docs.install(app)
     return app

@@ -27,6 +27,7 @@ import orjson
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
+from hookline import listen
 from hookline.settings import Settings
 from hookline.supervisor import NOT_STARTED, Supervisor, metrics_shared_across_processes
 
@@ -579,6 +580,7 @@ def build_parser() -> argparse.ArgumentParser:
     revoke_key.add_argument("key_id", help="the key's id (key_...), from `keys list`")
     revoke_key.add_argument("--account", required=True, help="the account's id (acct_...)")
     revoke_key.set_defaults(func=cmd_keys_revoke)
+    listen.add_arguments(_command(commands, "listen", listen.SUMMARY, listen.DESCRIPTION))
 
     user_commands = commands.add_parser(
         "users",

@@ -128,6 +128,10 @@ class Settings(BaseSettings):
     delivery_lease_seconds: float = Field(default=60.0, gt=0)
     delivery_poll_seconds: float = Field(default=1.0, gt=0)
     db_pool_size: int = Field(default=10, ge=1)
+    # GET /v1/events/stream: how often a process looks for new events (one query for all its
+    # streams), and the longest silence before a comment line.
+    stream_poll_seconds: float = Field(default=0.25, gt=0)
+    stream_heartbeat_seconds: float = Field(default=15.0, gt=0, le=15.0)
     # Mail (invitations, password resets, alerts): without both, mails go to the log (mail.py).
     # A secret: it may carry the SMTP password (SecretStr keeps it out of reprs and logs).
     smtp_url: SecretStr | None = None

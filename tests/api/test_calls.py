@@ -22,6 +22,7 @@ CALL_KEYS = {
     "call_ended_at",
     "duration_seconds",
     "metadata",
+    "analysis",
     "created_at",
     "updated_at",
 }
@@ -55,7 +56,7 @@ async def test_start_returns_every_field(
     assert body["call_type"] == "inbound"
     assert body["contact_id"] is None
     assert body["call_ended_at"] is None and body["duration_seconds"] is None
-    assert body["metadata"] is None
+    assert body["metadata"] is None and body["analysis"] is None
     # call_started_at defaults to now, i.e. the moment the row was written.
     assert body["call_started_at"] == body["created_at"] == body["updated_at"]
     assert body["created_at"].endswith("Z") and len(body["created_at"]) == 24

@@ -28,7 +28,7 @@ BODIES: dict[tuple[str, str], dict[str, Any] | None] = {
     ("POST", "/v1/webhooks/{webhook_id}/recover"): {"since": iso(utcnow() - timedelta(hours=1))},
 }
 NO_BODY = {"GET", "DELETE"}
-BODYLESS_POSTS = re.compile(r"/(rotate-secret|test|retry)$")
+BODYLESS_POSTS = re.compile(r"/(rotate-secret|test|retry|conformance)$")
 
 
 async def _owned_resources(

@@ -15,6 +15,7 @@ from sqlalchemy import false, func, select
 from standardwebhooks import Webhook
 
 from hookline.app import create_app
+from hookline.delivery import manager
 from hookline.storage.models import events
 from hookline.timeutil import iso, utcnow
 from tests.conftest import Account, make_database_url, make_settings, new_account
@@ -247,6 +248,64 @@ async def test_a_410_disables_the_webhook_and_alerts_another_subscribed_endpoint
             http, owner, doomed["id"], since=iso(utcnow() - timedelta(minutes=1))
         )
         assert recovered.json() == {"queued": 1}  # the contact.created, not its own alert
+
+
+async def test_recover_applies_the_filter_and_the_alert_rule_as_the_fan_out_does(
+    http: httpx.AsyncClient, owner: Account, worker_app: FastAPI
+) -> None:
+    """Recovery gives a webhook exactly what the fan-out would: events its CEL filter (as it
+    is now) passes, never an alert about itself; the dashboard's preview counts the same."""
+    started = iso(utcnow() - timedelta(seconds=1))
+    keep = 'event.type == "webhook.disabled" || event.data.first_name.startsWith("Keep")'
+    async with Receiver() as receiver:
+        receiver.respond(410)  # the first delivery disables the webhook: an alert about it
+        response = await http.post(
+            "/v1/webhooks",
+            json={
+                "url": receiver.url,
+                "events": ["contact.created", "webhook.disabled"],
+                "filter": keep,
+            },
+            headers=owner.headers,
+        )
+        assert response.status_code == 201, response.text
+        webhook = response.json()
+        first = await _create_contact(http, owner, "Keep first")
+        await _settled(http, owner, webhook["id"], 1)
+        kept = await _create_contact(http, owner, "Keep missed")
+        dropped = await _create_contact(http, owner, "Drop missed")
+        await _all_dispatched(worker_app, owner)
+        assert not (await http.get(f"/v1/webhooks/{webhook['id']}", headers=owner.headers)).json()[
+            "is_active"
+        ]
+        receiver.respond(204)
+        on = await http.patch(
+            f"/v1/webhooks/{webhook['id']}", json={"is_active": True}, headers=owner.headers
+        )
+        assert on.status_code == 200
+        window = manager.RecoveryWindow(utcnow() - timedelta(minutes=1), utcnow())
+        async with worker_app.state.db.read() as conn:
+            preview = await manager.count_recoverable(conn, owner.id, webhook["id"], window)
+        assert preview == 2
+
+        recovered = await _recover(http, owner, webhook["id"], since=started)
+        assert recovered.json() == {"queued": 2}  # the failed one again, the kept one missed
+        await _settled(http, owner, webhook["id"], 2)
+        payloads = _verified(webhook["secret"], await receiver.wait_for(3))
+        delivered = sorted(p["data"]["id"] for p in payloads)
+        assert delivered == sorted([first["id"], first["id"], kept["id"]])
+
+        # The filter as it is now decides: widened, the dropped contact is owed; the alert
+        # about the webhook itself never is.
+        widened = await http.patch(
+            f"/v1/webhooks/{webhook['id']}", json={"filter": "true"}, headers=owner.headers
+        )
+        assert widened.status_code == 200
+        again = await _recover(http, owner, webhook["id"], since=started)
+        assert again.json() == {"queued": 1}
+        payloads = _verified(webhook["secret"], await receiver.wait_for(4))
+    assert payloads[-1]["data"]["id"] == dropped["id"]
+    assert all(p["type"] == "contact.created" for p in payloads)
 
 
 async def test_a_deliverys_last_failed_attempt_fires_delivery_exhausted(

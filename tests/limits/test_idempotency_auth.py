@@ -76,6 +76,11 @@ async def send_test_event(client: httpx.AsyncClient, owner: Account, _db: Databa
     return Post(f"/v1/webhooks/{webhook['id']}/test")
 
 
+async def check_receiver(client: httpx.AsyncClient, owner: Account, _db: Database) -> Post:
+    webhook = await _webhook(client, owner)  # nothing listens there: the probes fail fast
+    return Post(f"/v1/webhooks/{webhook['id']}/conformance")
+
+
 async def retry_delivery(client: httpx.AsyncClient, owner: Account, db: Database) -> Post:
     webhook = await _webhook(client, owner)
     await _created(client, owner, "/v1/contacts", CONTACT)
@@ -98,6 +103,7 @@ RECIPES: dict[str, tuple[str, Recipe]] = {
     "/v1/webhooks": ("webhooks:write", create_webhook),
     "/v1/webhooks/{webhook_id}/rotate-secret": ("webhooks:write", rotate_secret),
     "/v1/webhooks/{webhook_id}/test": ("webhooks:write", send_test_event),
+    "/v1/webhooks/{webhook_id}/conformance": ("webhooks:write", check_receiver),
     "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry": ("webhooks:write", retry_delivery),
     "/v1/webhooks/{webhook_id}/recover": ("webhooks:write", recover),
 }

@@ -64,9 +64,13 @@ async def list_calls(
     contact_id: Annotated[str | None, Query(max_length=64)] = None,
     call_status: CallStatus | None = None,
     call_type: CallType | None = None,
+    assistant_id: Annotated[str | None, Query(max_length=200)] = None,
 ) -> JSONResponse:
     filters = domain.CallFilters(
-        contact_id=contact_id, call_status=call_status, call_type=call_type
+        contact_id=contact_id,
+        call_status=call_status,
+        call_type=call_type,
+        assistant_id=assistant_id,
     )
     async with db.read() as conn:
         rows = await domain.list_calls(
@@ -100,7 +104,10 @@ async def get_call(call_id: str, auth: CallsRead, db: DB) -> JSONResponse:
     responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422),
     summary="Complete a call (fires call.completed)",
     description="Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, "
-    "rounded down). Completing a call that already ended is a 409.",
+    "rounded down), and stores the optional `analysis`. In the same transaction as "
+    '`call.completed`, `analysis.lead_qualification == "qualified"` fires `lead.qualified` '
+    "and `analysis.appointment_booked == true` fires `appointment.booked`. Completing a call "
+    "that already ended is a 409.",
 )
 async def complete_call(
     request: Request,
@@ -112,7 +119,12 @@ async def complete_call(
 ) -> JSONResponse:
     async with db.begin() as conn:
         call = await domain.complete_call(
-            conn, auth.account_id, call_id, body.call_status, body.call_ended_at
+            conn,
+            auth.account_id,
+            call_id,
+            body.call_status,
+            body.call_ended_at,
+            body.analysis.model_dump(exclude_unset=True) if body.analysis is not None else None,
         )
     if call is None:
         raise _not_found(call_id)

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from hookline.api.deps import DB, WebhooksRead, WebhooksWrite, events_committed
+from hookline.api.deps import DB, WebhooksRead, WebhooksWrite, events_committed, require_json
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import (
     CursorQuery,
@@ -18,10 +18,12 @@ from hookline.api.pagination import (
     skipped,
 )
 from hookline.api.responses import JSONResponse
-from hookline.api.routing import DirectRoute
+from hookline.api.routing import DirectRoute, validate_body
 from hookline.delivery import manager
+from hookline.domain.events import record_event
 from hookline.domain.webhooks import get_webhook
-from hookline.errors import Conflict, NotFound
+from hookline.errors import Conflict, NotFound, ValidationFailed
+from hookline.schemas import catalogue
 from hookline.schemas.deliveries import (
     DeliveryDetailOut,
     DeliveryOut,
@@ -38,6 +40,21 @@ async def _webhook_or_404(conn: AsyncConnection, account_id: str, webhook_id: st
     if webhook is None:
         raise NotFound(f"No webhook with id {webhook_id}.")
     return webhook
+
+
+async def _optional_test_request(request: Request) -> catalogue.EventKind | None:
+    """The example the body asks for, or None without a body (a plain ``webhook.test``)."""
+    raw = await request.body()
+    if not raw:
+        return None
+    await require_json(request)
+    body = validate_body(catalogue.TestEventRequest, raw)
+    assert isinstance(body, catalogue.TestEventRequest)
+    kind = catalogue.kind_of(body.event_type)
+    if kind is None:
+        known = ", ".join(k.event_type for k in catalogue.catalogue())
+        raise ValidationFailed.for_field("event_type", f"event_type must be one of {known}")
+    return kind
 
 
 def _delivery_not_found(delivery_id: str) -> NotFound:
@@ -114,17 +131,41 @@ async def retry_delivery(
     "/test",
     status_code=202,
     response_model=TestEventOut,
-    responses=error_responses(401, 403, 404, 409),
-    summary="Send a webhook.test event to this webhook alone",
+    responses=error_responses(400, 401, 403, 404, 409, 415),
+    summary="Send a webhook.test event, or an example of any type, to this webhook alone",
+    description='Without a body, a `webhook.test` event. With `{"event_type": T}`, an example '
+    "event of type T (example data from `GET /v1/event-types`, a real signature), whatever the "
+    "webhook subscribes to and whatever its filter says.",
+    openapi_extra={
+        "requestBody": {
+            "required": False,
+            "content": {
+                "application/json": {"schema": catalogue.TestEventRequest.model_json_schema()}
+            },
+        }
+    },
 )
 async def send_test_event(
     request: Request, webhook_id: str, auth: WebhooksWrite, db: DB
 ) -> JSONResponse:
+    wanted = await _optional_test_request(request)
     async with db.begin() as conn:
         webhook = await _webhook_or_404(conn, auth.account_id, webhook_id)
         if not webhook["is_active"]:
             raise Conflict("This webhook is inactive; enable it to send a test event.")
-        event_id = await manager.insert_test_event(conn, auth.account_id, webhook_id, now=utcnow())
+        if wanted is None:
+            event_id = await manager.insert_test_event(
+                conn, auth.account_id, webhook_id, now=utcnow()
+            )
+        else:
+            event_id = await record_event(
+                conn,
+                auth.account_id,
+                wanted.event_type,
+                wanted.example,
+                catalogue.example_previous_attributes(wanted.event_type),
+                target_webhook_id=webhook_id,
+            )
     events_committed(request)
     return JSONResponse(
         {"event_id": event_id, "message": f"Test event {event_id} queued for {webhook_id}"},

@@ -61,6 +61,9 @@ async def create_webhook(
             is_active=body.is_active,
             box=_secret_box(request),
             max_webhooks=settings.max_webhooks_per_account,
+            headers=body.headers,
+            filter=body.filter,
+            rate_limit=body.rate_limit,
         )
     return JSONResponse(
         webhook, status_code=201, headers={"Location": f"/v1/webhooks/{webhook['id']}"}
@@ -98,10 +101,12 @@ async def get_webhook(webhook_id: str, auth: WebhooksRead, db: DB) -> JSONRespon
     response_model=WebhookOut,
     responses=error_responses(400, 401, 403, 404, 413, 415, 422),
     summary="Update a webhook subscription (secret masked)",
-    description="Absent fields are kept; `name: null` clears the name. Setting `is_active` "
-    "to true also clears `disabled_reason`.",
+    description="Absent fields are kept; `name`, `filter` and `rate_limit` take null to "
+    'clear. `headers` merges: `{"X-Key": null}` removes that header, names match '
+    "case-insensitively. Setting `is_active` to true also clears `disabled_reason`.",
 )
 async def update_webhook(
+    request: Request,
     webhook_id: str,
     auth: WebhooksWrite,
     _json: JsonContent,
@@ -113,13 +118,24 @@ async def update_webhook(
     new_url = changes.pop("url", None)
     if "url" in body.model_fields_set and new_url is None:
         raise ValidationFailed.for_field("url", "url cannot be null")
+    header_patch = changes.pop("headers", None)
+    if "headers" in body.model_fields_set and header_patch is None:
+        raise ValidationFailed.for_field("headers", "headers cannot be null; use {} or null values")
     url = (
         await domain.check_url(new_url, allow_private=settings.allow_private_targets)
         if new_url is not None
         else None
     )
     async with db.begin() as conn:
-        webhook = await domain.update_webhook(conn, auth.account_id, webhook_id, changes, url=url)
+        webhook = await domain.update_webhook(
+            conn,
+            auth.account_id,
+            webhook_id,
+            changes,
+            url=url,
+            headers=header_patch,
+            box=_secret_box(request),
+        )
     if webhook is None:
         raise _not_found(webhook_id)
     return JSONResponse(webhook)

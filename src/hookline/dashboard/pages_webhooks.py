@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
+from hookline.api.conformance import run_check
 from hookline.api.deps import events_committed
 from hookline.crypto import SecretBox
 from hookline.dashboard.csrf import CheckedForm
@@ -61,11 +62,42 @@ async def _webhook(request: Request, session: CurrentSession, webhook_id: str) -
     return webhook
 
 
+HEADER_ROWS = 3
+
+
 def _form_values(form: Any) -> dict[str, Any]:
     return {
         "url": text(form, "url"),
         "name": text(form, "name"),
         "events": [str(e) for e in form.getlist("events")],
+        "filter": text(form, "filter"),
+        "rate_limit": text(form, "rate_limit"),
+        "header_rows": [
+            (text(form, f"header_name_{i}"), str(form.get(f"header_value_{i}") or ""))
+            for i in range(HEADER_ROWS)
+        ],
+        "remove_headers": [str(name) for name in form.getlist("remove_header")],
+    }
+
+
+def _routing_fields(values: dict[str, Any]) -> dict[str, Any]:
+    """The form's filter and rate limit as the API takes them (blank: none)."""
+    rate: Any = values["rate_limit"]
+    if rate.isascii() and rate.isdigit():
+        rate = int(rate)
+    return {"filter": values["filter"] or None, "rate_limit": None if rate == "" else rate}
+
+
+def _header_rows(values: dict[str, Any]) -> dict[str, str]:
+    """Headers typed into the form's rows (a row without a name is ignored)."""
+    return {name: value for name, value in values["header_rows"] if name}
+
+
+def _form_errors(exc: ValidationError | ValidationFailed) -> dict[str, str]:
+    # "headers.X-Key" (a value of the wrong type) is shown at the headers field.
+    return {
+        ("headers" if name.startswith("headers.") else name): message
+        for name, message in field_errors(exc).items()
     }
 
 
@@ -76,7 +108,13 @@ def _form_page(
     errors: dict[str, str],
     status_code: int = 200,
 ) -> HTMLResponse:
-    context = {"webhook": webhook, "values": values, "errors": errors, "event_types": EVENT_TYPES}
+    context = {
+        "webhook": webhook,
+        "values": values,
+        "errors": errors,
+        "event_types": EVENT_TYPES,
+        "header_rows": values.get("header_rows") or [("", "")] * HEADER_ROWS,
+    }
     return render(request, "webhook_form.html", context, status_code=status_code)
 
 
@@ -102,7 +140,15 @@ async def create_webhook(request: Request, session: CurrentSession, form: Checke
     values = _form_values(form)
     settings = _settings(request)
     try:
-        body = WebhookCreate.model_validate({**values, "name": values["name"] or None})
+        body = WebhookCreate.model_validate(
+            {
+                "url": values["url"],
+                "events": values["events"],
+                "name": values["name"] or None,
+                "headers": _header_rows(values),
+                **_routing_fields(values),
+            }
+        )
         url = await domain.check_url(body.url, allow_private=settings.allow_private_targets)
         async with database(request).begin() as conn:
             webhook = await domain.create_webhook(
@@ -113,9 +159,12 @@ async def create_webhook(request: Request, session: CurrentSession, form: Checke
                 name=body.name,
                 box=_box(request),
                 max_webhooks=settings.max_webhooks_per_account,
+                headers=body.headers,
+                filter=body.filter,
+                rate_limit=body.rate_limit,
             )
     except (ValidationError, ValidationFailed) as exc:
-        return _form_page(request, None, values, field_errors(exc), status_code=422)
+        return _form_page(request, None, values, _form_errors(exc), status_code=422)
     flash = Flash(
         "success",
         "Webhook created. Copy its signing secret now to verify deliveries: "
@@ -160,7 +209,13 @@ async def show_webhook(
 @router.get("/{webhook_id}/edit")
 async def edit_webhook(request: Request, session: CurrentSession, webhook_id: str) -> HTMLResponse:
     webhook = await _webhook(request, session, webhook_id)
-    values = {"url": webhook["url"], "name": webhook["name"] or "", "events": webhook["events"]}
+    values = {
+        "url": webhook["url"],
+        "name": webhook["name"] or "",
+        "events": webhook["events"],
+        "filter": webhook["filter"] or "",
+        "rate_limit": str(webhook["rate_limit"] or ""),
+    }
     return _form_page(request, webhook, values, {})
 
 
@@ -171,17 +226,37 @@ async def update_webhook(
     webhook = await _webhook(request, session, webhook_id)
     values = _form_values(form)
     try:
-        body = WebhookUpdate.model_validate({**values, "name": values["name"] or None})
+        removed: dict[str, str | None] = {name: None for name in values["remove_headers"]}
+        body = WebhookUpdate.model_validate(
+            {
+                "url": values["url"],
+                "events": values["events"],
+                "name": values["name"] or None,
+                "headers": {**removed, **_header_rows(values)},
+                **_routing_fields(values),
+            }
+        )
         url = await domain.check_url(
             body.url or "", allow_private=_settings(request).allow_private_targets
         )
-        changes = {"events": body.events, "name": body.name}
+        changes = {
+            "events": body.events,
+            "name": body.name,
+            "filter": body.filter,
+            "rate_limit": body.rate_limit,
+        }
         async with database(request).begin() as conn:
             updated = await domain.update_webhook(
-                conn, session.account_id, webhook_id, changes, url=url
+                conn,
+                session.account_id,
+                webhook_id,
+                changes,
+                url=url,
+                headers=body.headers,
+                box=_box(request),
             )
     except (ValidationError, ValidationFailed) as exc:
-        return _form_page(request, webhook, values, field_errors(exc), status_code=422)
+        return _form_page(request, webhook, values, _form_errors(exc), status_code=422)
     if updated is None:
         raise not_found("webhook")
     return redirect(request, _url(webhook_id), Flash("success", "Webhook saved."))
@@ -272,6 +347,17 @@ async def send_test(
         f"Test event {event_id} sent. Its delivery appears below in a moment (reload the page).",
     )
     return redirect(request, _url(webhook_id), flash)
+
+
+@router.post("/{webhook_id}/conformance")
+async def check_receiver(
+    request: Request, session: CurrentSession, _form: CheckedForm, webhook_id: str
+) -> HTMLResponse:
+    webhook = await _webhook(request, session, webhook_id)
+    report = await run_check(
+        _settings(request), database(request), _box(request), session.account_id, webhook_id
+    )
+    return render(request, "conformance.html", {"webhook": webhook, "report": report})
 
 
 @router.get("/{webhook_id}/delete")

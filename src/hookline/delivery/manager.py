@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
@@ -66,9 +66,10 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids, tracing
-from hookline.delivery import stats
+from hookline.delivery import filters, stats
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
+from hookline.delivery.signing import event_payload
 from hookline.storage import direct
 from hookline.storage.db import Database
 from hookline.storage.direct import DirectStatement
@@ -143,15 +144,44 @@ async def _dispatch(conn: AsyncConnection, now: datetime, batch_size: int) -> Di
     if not pending:
         return DispatchResult(0, 0)
     hooks = await _active_webhooks(conn, {row.account_id for row in pending})
+    bodies = await _bodies_for_filters(conn, pending, hooks)
     rows = [
         _delivery_row(event, hook_id, now)
         for event in pending
-        for hook_id in _targets(event, hooks)
+        for hook_id in _targets(event, hooks, bodies)
     ]
     if rows:
         await direct.execute_many(conn, _INSERT_DELIVERY, rows)
     await direct.execute(conn, _MARK_DISPATCHED, {"ids": [row.id for row in pending]})
+    await _number_for_stream(conn, [row.id for row in pending])
     return DispatchResult(len(pending), len(rows))
+
+
+# The stream (GET /v1/events/stream) reads events in commit order, which event ids are not
+# (ids are made before the transaction commits, and concurrent transactions commit in any
+# order). The dispatcher numbers each batch as it marks it dispatched, and on PostgreSQL
+# holds a transaction lock while it does, so numbers are handed out one dispatch transaction
+# at a time: a number is never committed after a higher one (SQLite's single writer
+# serializes dispatches anyway). A reader that saw number N never later finds a new one below.
+_STREAM_LOCK = DirectStatement(
+    select(func.pg_advisory_xact_lock(literal_column("7264711845227365")).label("locked"))
+)
+_LAST_STREAM_SEQ = DirectStatement(
+    select(func.coalesce(func.max(events.c.stream_seq), 0).label("last"))
+)
+_SET_STREAM_SEQ = DirectStatement(
+    update(events)
+    .where(events.c.id == bindparam("b_id"))
+    .values(stream_seq=bindparam("b_seq", type_=events.c.stream_seq.type))
+)
+
+
+async def _number_for_stream(conn: AsyncConnection, event_ids: Sequence[str]) -> None:
+    if conn.dialect.name == "postgresql":
+        await direct.fetch_all(conn, _STREAM_LOCK, {})
+    last = (await direct.fetch_all(conn, _LAST_STREAM_SEQ, {}))[0].last
+    rows = [{"b_id": event_id, "b_seq": int(last) + i} for i, event_id in enumerate(event_ids, 1)]
+    await direct.execute_many(conn, _SET_STREAM_SEQ, rows)
 
 
 _UNDISPATCHED = DirectStatement(
@@ -174,7 +204,7 @@ _MARK_DISPATCHED = DirectStatement(
 )
 
 _ACTIVE_WEBHOOKS = DirectStatement(
-    select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events)
+    select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.filter)
     .where(
         in_list(webhooks.c.account_id, "accounts"),
         webhooks.c.is_active == true(),
@@ -186,27 +216,66 @@ _ACTIVE_WEBHOOKS = DirectStatement(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Target:
+    id: str
+    events: Any
+    filter: str | None
+
+
 async def _active_webhooks(
     conn: AsyncConnection, account_ids: set[str]
-) -> dict[str, list[tuple[str, Any]]]:
-    """Active webhooks by account: [(webhook id, subscribed event types)]."""
-    by_account: dict[str, list[tuple[str, Any]]] = {}
+) -> dict[str, list[_Target]]:
+    """Active webhooks by account."""
+    by_account: dict[str, list[_Target]] = {}
     for row in await direct.fetch_all(conn, _ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
-        by_account.setdefault(row.account_id, []).append((row.id, row.events))
+        by_account.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
     return by_account
 
 
-def _targets(event: Any, hooks: Mapping[str, list[tuple[str, Any]]]) -> list[str]:
+def _targets(
+    event: Any, hooks: Mapping[str, list[_Target]], bodies: Mapping[str, dict[str, Any]]
+) -> list[str]:
     candidates = hooks.get(event.account_id, [])
     if event.target_webhook_id is not None:
-        # webhook.test (or any targeted event): that webhook alone, subscribed or not.
-        return [hook_id for hook_id, _ in candidates if hook_id == event.target_webhook_id]
-    # An alert about a webhook goes to the account's other webhooks, never to that one.
-    return [
-        hook_id
-        for hook_id, types in candidates
-        if _subscribed(types, event.type) and hook_id != event.about_webhook_id
-    ]
+        # webhook.test (or any targeted event): that webhook alone, subscribed or not, filtered
+        # or not.
+        return [hook.id for hook in candidates if hook.id == event.target_webhook_id]
+    return [hook.id for hook in candidates if _receives(hook, event, bodies)]
+
+
+def _receives(hook: _Target, event: Any, bodies: Mapping[str, dict[str, Any]]) -> bool:
+    """Whether ``hook`` gets the untargeted ``event``: it subscribes to the type, the event is
+    not an alert about that very webhook (an alert goes to the account's other webhooks), and
+    its CEL filter, if any, is true for the body as delivered (``bodies``, by event id). The
+    one rule of the fan-out and of recovery (``_received_by``)."""
+    return (
+        _subscribed(hook.events, event.type)
+        and hook.id != event.about_webhook_id
+        and (hook.filter is None or filters.matches(hook.filter, bodies[event.id]))
+    )
+
+
+_EVENT_BODIES = DirectStatement(
+    select(
+        events.c.id, events.c.type, events.c.created_at, events.c.data, events.c.previous_attributes
+    ).where(in_list(events.c.id, "ids"))
+)
+
+
+async def _bodies_for_filters(
+    conn: AsyncConnection, pending: Sequence[Any], hooks: Mapping[str, list[_Target]]
+) -> dict[str, dict[str, Any]]:
+    """The delivered bodies of the events a filtered webhook may receive (filters see the body
+    as delivered); read only when some webhook of the event's account has a filter."""
+    filtered = {account for account, targets in hooks.items() if any(t.filter for t in targets)}
+    wanted = [e.id for e in pending if e.account_id in filtered and e.target_webhook_id is None]
+    if not wanted:
+        return {}
+    return {
+        row.id: event_payload(row.id, row.type, row.created_at, row.data, row.previous_attributes)
+        for row in await direct.fetch_all(conn, _EVENT_BODIES, {"ids": wanted})
+    }
 
 
 _INSERT_DELIVERY = DirectStatement(insert(dlv))
@@ -252,6 +321,11 @@ class Claim:
     event_created_at: datetime
     data: Any
     previous_attributes: Any
+    headers_enc: str | None = None
+    """The webhook's custom headers, encrypted (``domain.webhook_routing.unseal``)."""
+    not_before: datetime | None = None
+    """A rate-limited webhook's attempt: the moment it was counted as starting; the worker
+    starts it no earlier."""
     trace_context: str | None = None
     """The W3C traceparent stored with the event: the attempt's span joins that trace."""
 
@@ -270,6 +344,7 @@ _CLAIM_COLUMNS = (
     events.c.created_at,
     events.c.data,
     events.c.previous_attributes,
+    webhooks.c.headers_enc,
     events.c.trace_context,
 )
 
@@ -312,7 +387,8 @@ def _hooks_with_due_work(skip_saturated: bool) -> Any:
         .scalar_subquery()
     )
     hooks = select(webhooks.c.id, first_due.label("first_due")).where(
-        webhooks.c.is_active == true()
+        webhooks.c.is_active == true(),
+        webhooks.c.rate_limit.is_(None),  # those are claimed by _claim_rate_limited
     )
     if skip_saturated:
         hooks = hooks.where(not_in_list(webhooks.c.id, "saturated"))
@@ -369,17 +445,29 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     if req.limit <= 0:
         return []  # no transaction for nothing
     if not db.is_sqlite:
+        limited = await claim_rate_limited(db, req)
+        rest = _after(req, limited)
+        if rest.limit <= 0:
+            return limited
         # One statement is a transaction of its own: one round trip, no BEGIN or COMMIT.
-        return await _claim_on_postgres(db, req)
+        return limited + await _claim_on_postgres(db, rest)
     async with db.begin() as conn:
         return await _claim(conn, req)
 
 
-async def _claim(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
-    if req.limit <= 0:
+async def _claim(conn: AsyncConnection, request: ClaimRequest) -> list[Claim]:
+    if request.limit <= 0:
         return []
+    limited = await _claim_rate_limited(conn, request)
+    req = _after(request, limited)
+    if req.limit <= 0:
+        return limited
     if conn.dialect.name == "postgresql":
-        return await _claim_on_postgres(conn, req)
+        return limited + await _claim_on_postgres(conn, req)
+    return limited + await _claim_unlimited_on_sqlite(conn, req)
+
+
+async def _claim_unlimited_on_sqlite(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
     saturated = _saturated(req)
     probe: dict[str, Any] = {"now": req.now, "limit": req.limit}
     if saturated:
@@ -426,7 +514,8 @@ WITH busy AS (
         ORDER BY deliveries.next_attempt_at LIMIT 1
     ) AS first_due
     FROM webhooks
-    WHERE webhooks.is_active = true AND webhooks.id <> ALL (:saturated)
+    WHERE webhooks.is_active = true AND webhooks.rate_limit IS NULL
+        AND webhooks.id <> ALL (:saturated)
 ), hooks AS (
     -- Never more than :limit from one webhook: a row locked here and not leased is one another
     -- worker's claim skips until this transaction ends.
@@ -456,7 +545,7 @@ WITH busy AS (
 )
 SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
     webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
-    events.type, events.created_at, events.data, events.previous_attributes,
+    events.type, events.created_at, events.data, events.previous_attributes, webhooks.headers_enc,
     events.trace_context
 FROM leased
 JOIN webhooks ON webhooks.id = leased.webhook_id
@@ -500,6 +589,203 @@ def _claim_params(req: ClaimRequest) -> dict[str, Any]:
 def _saturated(req: ClaimRequest) -> list[str]:
     """Webhooks whose every slot is busy in this worker: not even probed."""
     return sorted(hook for hook, n in req.busy.items() if n >= req.per_endpoint)
+
+
+# -- rate-limited webhooks ----------------------------------------------------------------
+#
+# A webhook with ``rate_limit`` N gets at most N attempt starts in any one-second window
+# (sliding). Its claims are counted in its own row (``rate_starts``: [[start in epoch
+# microseconds, attempts], ...] of the last second): a claim reads the window, takes no more
+# than the room left, and writes its own entry, all while holding the webhook row (FOR NO KEY
+# UPDATE SKIP LOCKED on PostgreSQL: another worker skips that webhook until this claim commits,
+# and then reads the updated window; SQLite's single writer serializes claims anyway). So the
+# limit holds across any number of workers. A claim is an attempt start: the worker posts each
+# claim as soon as the claim commits. Attempts over the limit stay due; ``next_due_at`` wakes
+# the worker when the window has room again, so they wait and never fail for it.
+
+RATE_WINDOW_US = 1_000_000
+# A claim's attempts start after the claim commits, which can take tens of milliseconds on a
+# busy machine (an fsync on SQLite), and unevenly: measured starts then crowded more than the
+# limit into a window. So a claim schedules its attempts a little ahead (``not_before``, the
+# time it records) and the worker holds each until then; what is left is the worker's own
+# lateness past that moment, which the margin covers.
+RATE_START_DELAY_US = 50_000
+RATE_MARGIN_US = 25_000
+# A worker that reaches an attempt later than this past its slot gives it back (released, to
+# be claimed again in a later window): an attempt then never starts outside the margin.
+RATE_LATENESS = timedelta(microseconds=RATE_MARGIN_US - 2_000)
+
+
+def _rate_limited_with_due_work(*, lock: bool) -> Any:
+    due = (
+        select(dlv.c.id)
+        .where(dlv.c.webhook_id == webhooks.c.id, IS_PENDING, dlv.c.next_attempt_at <= _NOW)
+        .where(_lease_free())
+        .correlate(webhooks)
+        .exists()
+    )
+    query = (
+        select(webhooks.c.id, webhooks.c.rate_limit, webhooks.c.rate_starts)
+        .where(webhooks.c.rate_limit.is_not(None), webhooks.c.is_active == true(), due)
+        .order_by(webhooks.c.id)
+    )
+    if lock:
+        query = query.where(not_in_list(webhooks.c.id, "saturated")).with_for_update(
+            skip_locked=True, key_share=True
+        )
+    return query
+
+
+_RATE_LIMITED_TO_CLAIM = DirectStatement(_rate_limited_with_due_work(lock=True))
+_RATE_LIMITED_WAITING = DirectStatement(_rate_limited_with_due_work(lock=False))
+_ANY_RATE_LIMITED_DUE = DirectStatement(_rate_limited_with_due_work(lock=False).limit(1))
+_RATE_LIMITED_DUE_ROWS = DirectStatement(
+    select(dlv.c.id)
+    .where(
+        dlv.c.webhook_id == bindparam("hook"),
+        IS_PENDING,
+        dlv.c.next_attempt_at <= _NOW,
+        _lease_free(),
+    )
+    .order_by(dlv.c.next_attempt_at, dlv.c.id)
+    .limit(bindparam("limit"))
+    .with_for_update(skip_locked=True)
+)
+_SET_RATE_STARTS = DirectStatement(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("b_id"))
+    .values(rate_starts=bindparam("b_starts", type_=webhooks.c.rate_starts.type))
+)
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _epoch_us(moment: datetime) -> int:
+    """Exact (integer arithmetic): a window entry and its claim's ``not_before`` must match."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+def _from_epoch_us(value: int) -> datetime:
+    return _EPOCH + value * _MICROSECOND
+
+
+def rate_window(starts: Any, start_us: int) -> list[list[int]]:
+    """The entries of ``starts`` still inside the one-second window (plus the margin) ending
+    at ``start_us``."""
+    if not isinstance(starts, list):
+        return []
+    horizon = start_us - RATE_WINDOW_US - RATE_MARGIN_US
+    return [[int(t), int(n)] for t, n in starts if int(t) > horizon]
+
+
+def rate_room(limit: int, window: Sequence[Sequence[int]]) -> int:
+    return limit - sum(n for _, n in window)
+
+
+def rate_reopens_at(limit: int, window: Sequence[Sequence[int]]) -> int | None:
+    """When (epoch µs) a claim would find room for one more start; None if it has room now."""
+    used = sum(n for _, n in window)
+    if used < limit:
+        return None
+    for start, count in sorted(window, key=lambda entry: entry[0]):
+        used -= count
+        if used < limit:
+            return start + RATE_WINDOW_US + RATE_MARGIN_US - RATE_START_DELAY_US
+    return None
+
+
+def _after(req: ClaimRequest, claims: Sequence[Claim]) -> ClaimRequest:
+    """``req`` for the rest of a round once ``claims`` were taken."""
+    if not claims:
+        return req
+    return replace(req, limit=req.limit - len(claims))
+
+
+async def claim_rate_limited(db: Database, req: ClaimRequest) -> list[Claim]:
+    """PostgreSQL outside a transaction: one look (autocommit) whether any rate-limited webhook
+    has due work, and only then the locking claim in a transaction of its own."""
+    if not await direct.fetch_all(db, _ANY_RATE_LIMITED_DUE, {"now": req.now}):
+        return []
+    async with db.begin() as conn:
+        return await _claim_rate_limited(conn, req)
+
+
+async def _claim_rate_limited(conn: AsyncConnection, req: ClaimRequest) -> list[Claim]:
+    params = {"now": req.now, "saturated": _saturated(req)}
+    picked: list[str] = []
+    windows: list[dict[str, Any]] = []
+    locked = await direct.fetch_all(conn, _RATE_LIMITED_TO_CLAIM, params)
+    # The clock is read once the rows are held (the round's ``req.now`` may be well before, if
+    # the transaction waited for a lock).
+    start_us = _epoch_us(utcnow()) + RATE_START_DELAY_US
+    for hook in locked:
+        window = rate_window(hook.rate_starts, start_us)
+        room = min(
+            req.limit - len(picked),
+            req.per_endpoint - req.busy.get(hook.id, 0),
+            rate_room(hook.rate_limit, window),
+        )
+        if room <= 0:
+            continue
+        due = await direct.fetch_all(
+            conn, _RATE_LIMITED_DUE_ROWS, {"hook": hook.id, "now": req.now, "limit": room}
+        )
+        if due:
+            picked.extend(row.id for row in due)
+            windows.append({"b_id": hook.id, "b_starts": [*window, [start_us, len(due)]]})
+        if len(picked) >= req.limit:
+            break
+    if not picked:
+        return []
+    until = req.now + timedelta(seconds=req.lease_seconds)
+    await direct.execute(
+        conn, _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
+    )
+    await direct.execute_many(conn, _SET_RATE_STARTS, windows)
+    not_before = _from_epoch_us(start_us)
+    return [replace(claim, not_before=not_before) for claim in await _load_claims(conn, picked)]
+
+
+_RATE_STARTS_OF = DirectStatement(
+    select(webhooks.c.rate_starts)
+    .where(webhooks.c.id == bindparam("hook"))
+    .with_for_update(key_share=True)
+)
+
+
+async def give_back_late(db: Database, worker_id: str, claim: Claim) -> None:
+    """A rate-limited attempt the worker reached too late to start in its slot: release the
+    lease and give the slot back to the window (it never started), in one transaction, so a
+    stalled worker slows its webhook no more than the stall itself."""
+    assert claim.not_before is not None
+    start_us = _epoch_us(claim.not_before)
+    async with db.begin() as conn:
+        await direct.execute(conn, _RELEASE, {"ids": [claim.delivery_id], "b_worker": worker_id})
+        row = await direct.fetch_one(conn, _RATE_STARTS_OF, {"hook": claim.webhook_id})
+        if row is None or not isinstance(row.rate_starts, list):
+            return
+        window = [[int(t), int(n)] for t, n in row.rate_starts]
+        for entry in window:
+            if entry[0] == start_us and entry[1] > 0:
+                entry[1] -= 1
+                break
+        kept = [entry for entry in window if entry[1] > 0]
+        await direct.execute(conn, _SET_RATE_STARTS, {"b_id": claim.webhook_id, "b_starts": kept})
+
+
+async def _rate_limit_reopens(conn: AsyncConnection, now: datetime) -> datetime | None:
+    """The earliest moment a rate-limited webhook with due work has room again."""
+    now_us = _epoch_us(now)
+    reopens = [
+        rate_reopens_at(hook.rate_limit, rate_window(hook.rate_starts, now_us))
+        for hook in await direct.fetch_all(conn, _RATE_LIMITED_WAITING, {"now": now})
+    ]
+    soonest = min((at for at in reopens if at is not None), default=None)
+    if soonest is None:
+        return None
+    return _from_epoch_us(soonest)
 
 
 async def dispatch_and_claim(
@@ -554,6 +840,7 @@ def _claim_of(row: Any) -> Claim:
         event_created_at=row.created_at,
         data=row.data,
         previous_attributes=row.previous_attributes,
+        headers_enc=row.headers_enc,
         trace_context=row.trace_context,
     )
 
@@ -562,10 +849,13 @@ _NEXT_DUE = select(func.min(dlv.c.next_attempt_at)).where(IS_PENDING, dlv.c.next
 
 
 async def next_due_at(db: Database, now: datetime) -> datetime | None:
-    """When the earliest scheduled (future) attempt falls due, to sleep exactly until then."""
+    """When the earliest scheduled (future) attempt falls due, or a rate-limited webhook's
+    window has room for its waiting attempts, to sleep exactly until then."""
     async with db.read() as conn:
         value = await conn.scalar(_NEXT_DUE, {"now": now})
-    return value if isinstance(value, datetime) else None
+        reopens = await _rate_limit_reopens(conn, now)
+    scheduled = value if isinstance(value, datetime) else None
+    return min((at for at in (scheduled, reopens) if at is not None), default=None)
 
 
 # -- outcomes ---------------------------------------------------------------------------------
@@ -1213,8 +1503,16 @@ def _failed_in_window() -> Any:
 
 
 def _missed_in_window() -> Any:
-    """The window's events of the subscribed types with no delivery to the webhook."""
-    return select(events.c.id, events.c.account_id, events.c.type, events.c.created_at).where(
+    """The window's events of the subscribed types with no delivery to the webhook: the
+    candidates, of which the webhook gets those the fan-out's rule gives it (``_received_by``)."""
+    return select(
+        events.c.id,
+        events.c.account_id,
+        events.c.type,
+        events.c.created_at,
+        events.c.target_webhook_id,
+        events.c.about_webhook_id,
+    ).where(
         events.c.account_id == bindparam("account_id"),
         events.c.id >= bindparam("id_from"),
         events.c.created_at >= _SINCE,
@@ -1222,11 +1520,6 @@ def _missed_in_window() -> Any:
         # Undispatched events are the fan-out's: it gives them their deliveries.
         events.c.dispatched == true(),
         events.c.target_webhook_id.is_(None),
-        # Never an alert about this very webhook.
-        or_(
-            events.c.about_webhook_id.is_(None),
-            events.c.about_webhook_id != bindparam("webhook_id"),
-        ),
         in_list(events.c.type, "types"),
         ~select(dlv.c.id)
         .where(dlv.c.event_id == events.c.id, dlv.c.webhook_id == bindparam("webhook_id"))
@@ -1247,7 +1540,6 @@ def _count(query: Any) -> DirectStatement:
 _FAILED_BATCH = _batch(_failed_in_window(), dlv.c.id)
 _MISSED_BATCH = _batch(_missed_in_window(), events.c.id)
 _FAILED_COUNT = _count(_failed_in_window())
-_MISSED_COUNT = _count(_missed_in_window())
 _SCHEDULE_AGAIN = DirectStatement(
     update(dlv)
     .where(in_list(dlv.c.id, "ids"), _IS_FAILED_OR_CANCELLED)
@@ -1268,6 +1560,7 @@ def _webhook_for_recovery(lock: bool) -> DirectStatement:
         webhooks.c.account_id,
         webhooks.c.is_active,
         webhooks.c.events,
+        webhooks.c.filter,
         webhooks.c.created_at,
     ).where(
         webhooks.c.id == bindparam("webhook_id"), webhooks.c.account_id == bindparam("account_id")
@@ -1307,8 +1600,9 @@ async def recover(
     were queued (None: no such webhook; raises ``WebhookNotActive``).
 
     Every failed or cancelled delivery of the window becomes pending again, due now (a new
-    attempt of the same delivery: same ``webhook-id``), then every dispatched event of a type
-    the webhook subscribes to now, with no delivery to it, gets one. Batch by batch: each is
+    attempt of the same delivery: same ``webhook-id``), then every dispatched event with no
+    delivery to it that the fan-out would give it now (``_receives``: its types and filter as
+    they are now, never an alert about itself) gets one. Batch by batch: each is
     found by a read (which on SQLite never holds the single writer, however far it scans), then
     written in a short transaction of its own that re-checks, under the webhook's lock, that
     it is still active and that what it changes still needs it. The API's writes and the
@@ -1338,7 +1632,7 @@ async def recover(
                 locked = await direct.fetch_one(conn, _WEBHOOK_FOR_RECOVERY[True], key)
                 if locked is None or not locked.is_active:
                     return queued  # deleted or disabled meanwhile: stop there
-                done = await apply(conn, webhook_id, found)
+                done = await apply(conn, locked, found)
             queued += done
             if done and after_batch is not None:
                 after_batch()
@@ -1348,21 +1642,32 @@ async def recover(
     return queued
 
 
-async def _schedule_again(conn: AsyncConnection, webhook_id: str, found: Sequence[Any]) -> int:
-    """Failed/cancelled deliveries (still so) made due now: a new attempt of each."""
+async def _schedule_again(conn: AsyncConnection, hook: Any, found: Sequence[Any]) -> int:
+    """Failed/cancelled deliveries (still so) made due now: a new attempt of each. The fan-out
+    gave the webhook each of them, so they are owed whatever its filter says now."""
     ids_ = [row.id for row in found]
     return await direct.execute(conn, _SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})
 
 
-async def _create_missed(conn: AsyncConnection, webhook_id: str, found: Sequence[Any]) -> int:
-    """A delivery for each missed event that still has none to the webhook."""
-    params = {"webhook_id": webhook_id, "ids": [row.id for row in found]}
+async def _create_missed(conn: AsyncConnection, hook: Any, found: Sequence[Any]) -> int:
+    """A delivery for each missed event that still has none to the webhook and that the
+    webhook (as locked: its filter now) receives."""
+    params = {"webhook_id": hook.id, "ids": [row.id for row in found]}
     have = {row.event_id for row in await direct.fetch_all(conn, _HAVE_DELIVERY, params)}
+    missing = await _received_by(conn, hook, [event for event in found if event.id not in have])
     now = utcnow()
-    rows = [_delivery_row(event, webhook_id, now) for event in found if event.id not in have]
+    rows = [_delivery_row(event, hook.id, now) for event in missing]
     if rows:
         await direct.execute_many(conn, _INSERT_DELIVERY, rows)
     return len(rows)
+
+
+async def _received_by(conn: AsyncConnection, hook: Any, candidates: Sequence[Any]) -> list[Any]:
+    """The candidate events that the fan-out's rule (``_receives``) gives to ``hook`` (a row
+    with id, account_id, events and filter); bodies are read only for a filter."""
+    target = _Target(hook.id, hook.events, hook.filter)
+    bodies = await _bodies_for_filters(conn, candidates, {hook.account_id: [target]})
+    return [event for event in candidates if _receives(target, event, bodies)]
 
 
 async def count_recoverable(
@@ -1375,8 +1680,14 @@ async def count_recoverable(
     if hook is None:
         return None
     params = _window_params(hook, window)
-    total = 0
-    for statement in (_FAILED_COUNT, _MISSED_COUNT):
-        row = await direct.fetch_one(conn, statement, params)
-        total += int(row.n) if row is not None else 0
+    failed = await direct.fetch_one(conn, _FAILED_COUNT, params)
+    total = int(failed.n) if failed is not None else 0
+    # The missed events are walked, not counted in SQL: which the webhook gets is the
+    # fan-out's rule (its filter runs on the body), as ``recover`` applies it.
+    after = ""
+    while found := await direct.fetch_all(
+        conn, _MISSED_BATCH, {**params, "after": after, "limit": RECOVER_BATCH}
+    ):
+        total += len(await _received_by(conn, hook, found))
+        after = found[-1].id
     return total

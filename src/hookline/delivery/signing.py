@@ -75,6 +75,17 @@ def event_body(
     previous_attributes: Mapping[str, Any] | None,
 ) -> bytes:
     """The JSON body POSTed for an event (see docs/webhooks.md)."""
+    return orjson.dumps(event_payload(event_id, event_type, created_at, data, previous_attributes))
+
+
+def event_payload(
+    event_id: str,
+    event_type: str,
+    created_at: datetime,
+    data: Mapping[str, Any],
+    previous_attributes: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The delivered body as an object: what filters see and the stream sends."""
     payload: dict[str, Any] = {
         "id": event_id,
         "type": event_type,
@@ -83,4 +94,12 @@ def event_body(
     }
     if event_type in EVENTS_WITH_PREVIOUS_ATTRIBUTES:
         payload["previous_attributes"] = dict(previous_attributes or {})
-    return orjson.dumps(payload)
+    return payload
+
+
+def headers_from_plain(plain: str) -> dict[str, str]:
+    """A webhook's custom headers from its decrypted ``headers_enc`` (a JSON object)."""
+    opened = orjson.loads(plain)
+    if not isinstance(opened, dict):
+        raise ValueError("stored headers are not an object")
+    return {str(name): str(value) for name, value in opened.items()}

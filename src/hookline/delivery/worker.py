@@ -44,7 +44,12 @@ from hookline.delivery.retry import (
     parse_retry_after,
 )
 from hookline.delivery.sender import AttemptResult, Sender
-from hookline.delivery.signing import build_headers, event_body, live_secrets
+from hookline.delivery.signing import (
+    build_headers,
+    event_body,
+    headers_from_plain,
+    live_secrets,
+)
 from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
 from hookline.settings import Settings
 from hookline.storage.db import Database
@@ -393,6 +398,9 @@ class Worker:
             with tracing.attempt_span(claim.trace_context, lambda: _span_attributes(claim)) as span:
                 try:
                     result = await self._attempt(claim)
+                    if result is None:
+                        await self._give_back(claim)  # not sent: no attempt to trace or record
+                        return
                 except Exception as exc:
                     # A bug must not strand the claim (the heartbeat would keep its lease alive
                     # forever): record a retryable failure instead.
@@ -414,14 +422,36 @@ class Worker:
             if self._slot_awaited(claim.webhook_id):
                 self._wake.set()
 
-    async def _attempt(self, claim: Claim) -> AttemptResult:
+    async def _attempt(self, claim: Claim) -> AttemptResult | None:
+        """The attempt's result; None if a rate-limited attempt could not start in its slot."""
+        if claim.not_before is not None:
+            # A rate-limited webhook's attempt starts when its claim counted it (manager); one
+            # this worker reaches too late (a stalled loop) is given back, not sent out of turn.
+            await asyncio.sleep((claim.not_before - utcnow()).total_seconds())
+            if utcnow() - claim.not_before > manager.RATE_LATENESS:
+                return None
         body = self._body(claim)
         try:
             secrets = self._live_secrets(claim)
+            custom = self._custom_headers(claim)
         except ValueError as exc:
             return AttemptResult(started_at=utcnow(), duration_ms=0, error=SigningFailed(str(exc)))
         headers = build_headers(claim.event_id, int(time.time()), body, secrets)
-        return await self._sender.send(claim.url, headers, body)
+        # The webhook's own headers never replace ours (reserved names are refused anyway).
+        return await self._sender.send(claim.url, {**custom, **headers}, body)
+
+    async def _give_back(self, claim: Claim) -> None:
+        self._held.discard(claim.delivery_id)
+        try:
+            await manager.give_back_late(self.db, self.id, claim)
+        except Exception:
+            log.warning("could not give back a late claim; its lease will expire", exc_info=True)
+        self._wake.set()
+
+    def _custom_headers(self, claim: Claim) -> dict[str, str]:
+        if claim.headers_enc is None:
+            return {}
+        return headers_from_plain(self._decrypt(claim.headers_enc))
 
     def _record_for(
         self, claim: Claim, result: AttemptResult, trace_context: str | None = None

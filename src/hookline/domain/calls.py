@@ -19,6 +19,23 @@ from hookline.storage.models import calls, contacts
 from hookline.timeutil import iso, to_millis, utcnow
 
 IN_PROGRESS = "in-progress"
+ANALYSIS_FIELDS = (
+    "assistant_id",
+    "transcript",
+    "summary",
+    "recording_url",
+    "intent",
+    "lead_qualification",
+    "appointment_booked",
+    "cost",
+)
+
+
+def analysis_out(stored: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Every field of the analysis, ``null`` where not reported; None when there is none."""
+    if stored is None:
+        return None
+    return {name: stored.get(name) for name in ANALYSIS_FIELDS}
 
 
 def call_out(row: Any) -> dict[str, Any]:
@@ -33,6 +50,7 @@ def call_out(row: Any) -> dict[str, Any]:
         "call_ended_at": iso(row.call_ended_at),
         "duration_seconds": row.duration_seconds,
         "metadata": row.metadata,
+        "analysis": analysis_out(row.analysis),
         "created_at": iso(row.created_at),
         "updated_at": iso(row.updated_at),
     }
@@ -74,6 +92,8 @@ async def create_call(
         "call_ended_at": None,
         "duration_seconds": None,
         "metadata": fields.get("metadata"),
+        "analysis": None,
+        "assistant_id": None,
         "created_at": now,
         "updated_at": now,
     }
@@ -97,6 +117,7 @@ class CallFilters:
     contact_id: str | None = None
     call_status: str | None = None
     call_type: str | None = None
+    assistant_id: str | None = None
 
 
 async def list_calls(
@@ -114,6 +135,7 @@ async def list_calls(
         (calls.c.contact_id, filters.contact_id),
         (calls.c.call_status, filters.call_status),
         (calls.c.call_type, filters.call_type),
+        (calls.c.assistant_id, filters.assistant_id),
     ):
         if value is not None:
             clauses.append(column == value)
@@ -143,8 +165,10 @@ async def complete_call(
     call_id: str,
     call_status: str,
     call_ended_at: datetime | None = None,
+    analysis: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """End an in-progress call; fires ``call.completed``. None when the call doesn't exist;
+    """End an in-progress call; fires ``call.completed``, and with it ``lead.qualified`` and
+    ``appointment.booked`` when ``analysis`` says so. None when the call doesn't exist;
     ``Conflict`` when it already ended."""
     row = (
         await conn.execute(
@@ -163,6 +187,8 @@ async def complete_call(
         "call_status": call_status,
         "call_ended_at": ended,
         "duration_seconds": math.floor((ended - row.call_started_at).total_seconds()),
+        "analysis": analysis,
+        "assistant_id": analysis.get("assistant_id") if analysis is not None else None,
         "updated_at": now,
     }
     updated = (
@@ -171,5 +197,18 @@ async def complete_call(
         )
     ).one()
     call = call_out(updated)
-    await record_event(conn, account_id, "call.completed", call)
+    for event_type in ("call.completed", *_outcome_events(analysis)):
+        await record_event(conn, account_id, event_type, call)
     return call
+
+
+def _outcome_events(analysis: dict[str, Any] | None) -> list[str]:
+    """The events an analysis fires besides ``call.completed``, in a fixed order."""
+    if analysis is None:
+        return []
+    fired = []
+    if analysis.get("lead_qualification") == "qualified":
+        fired.append("lead.qualified")
+    if analysis.get("appointment_booked") is True:
+        fired.append("appointment.booked")
+    return fired

@@ -22,6 +22,8 @@ EVENT_TYPES = (
     "contact.deleted",
     "call.started",
     "call.completed",
+    "lead.qualified",
+    "appointment.booked",
     "webhook.disabled",
     "delivery.exhausted",
 )

@@ -22,8 +22,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from hookline import ids
 from hookline.crypto import SecretBox
+from hookline.delivery.conformance import Target
 from hookline.delivery.manager import cancel_pending_deliveries
+from hookline.delivery.signing import live_secrets
 from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
+from hookline.domain import webhook_routing as routing
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import ValidationFailed
 from hookline.storage.models import accounts, webhooks
@@ -34,8 +37,9 @@ MASKED_SECRET = SECRET_PREFIX + "********"
 SECRET_BYTES = 32
 # After a rotation deliveries are signed with both secrets for this long, so receivers can switch.
 PREVIOUS_SECRET_TTL = timedelta(hours=24)
-# Fields a PATCH may change; ``url`` comes separately, as a ``CheckedUrl``.
-UPDATABLE_FIELDS = ("events", "name", "is_active")
+# Fields a PATCH may change; ``url`` comes separately, as a ``CheckedUrl``, and ``headers`` as a
+# patch to merge (``update_webhook``'s ``headers``).
+UPDATABLE_FIELDS = ("events", "name", "is_active", "filter", "rate_limit")
 
 CheckedUrl = NewType("CheckedUrl", str)
 
@@ -79,6 +83,9 @@ def webhook_out(row: Any, secret: str | None = None) -> dict[str, Any]:
         "is_active": bool(row.is_active),
         "secret": secret if secret is not None else MASKED_SECRET,
         "disabled_reason": row.disabled_reason,
+        "headers": routing.masked(row.header_names),
+        "filter": row.filter,
+        "rate_limit": row.rate_limit,
         "created_at": iso(row.created_at),
         "updated_at": iso(row.updated_at),
     }
@@ -108,6 +115,9 @@ async def create_webhook(
     is_active: bool = True,
     box: SecretBox,
     max_webhooks: int,
+    headers: dict[str, str] | None = None,
+    filter: str | None = None,
+    rate_limit: int | None = None,
 ) -> dict[str, Any]:
     """Create a subscription; the result carries the full secret (the only time but rotation)."""
     if await _count_for_update(conn, account_id) >= max_webhooks:
@@ -117,6 +127,7 @@ async def create_webhook(
         )
     secret = generate_secret()
     now = utcnow()
+    headers_enc, header_names = routing.seal(box, headers or {})
     row = {
         "id": ids.webhook_id(),
         "account_id": account_id,
@@ -129,6 +140,11 @@ async def create_webhook(
         "previous_secret_expires_at": None,
         "disabled_reason": None,
         "failing_since": None,
+        "headers_enc": headers_enc,
+        "header_names": header_names,
+        "filter": filter,
+        "rate_limit": rate_limit,
+        "rate_starts": None,
         "created_at": now,
         "updated_at": now,
     }
@@ -158,6 +174,24 @@ async def get_webhook(
     return webhook_out(row) if row is not None else None
 
 
+def _header_changes(
+    row: Any, patch: dict[str, str | None] | None, box: SecretBox | None
+) -> dict[str, Any]:
+    """The stored columns after merging a PATCH's ``headers``, or {} when nothing changes."""
+    if not patch:
+        return {}
+    assert box is not None, "a headers patch needs the SecretBox"
+    current = routing.unseal(box, row.headers_enc)
+    try:
+        merged = routing.merge_headers(current, patch)
+    except ValueError as exc:
+        raise ValidationFailed.for_field("headers", str(exc)) from None
+    if merged == current:
+        return {}
+    headers_enc, header_names = routing.seal(box, merged)
+    return {"headers_enc": headers_enc, "header_names": header_names}
+
+
 def _changed_values(row: Any, changes: dict[str, Any]) -> dict[str, Any]:
     for field in ("events", "is_active"):
         if field in changes and changes[field] is None:
@@ -180,15 +214,19 @@ async def update_webhook(
     changes: dict[str, Any],
     *,
     url: CheckedUrl | None = None,
+    headers: dict[str, str | None] | None = None,
+    box: SecretBox | None = None,
 ) -> dict[str, Any] | None:
     """Apply a partial update (``changes`` keys from ``UPDATABLE_FIELDS``; ``name: None``
-    clears it); bumps ``updated_at`` only when something changed. None when not found."""
+    clears it; ``headers`` is merged, ``box`` needed then); bumps ``updated_at`` only when
+    something changed. None when not found."""
     unknown = set(changes) - set(UPDATABLE_FIELDS)
     assert not unknown, f"not updatable here: {unknown}"
     row = await _select(conn, account_id, webhook_id, lock=True)
     if row is None:
         return None
     changed = _changed_values(row, {**changes, **({"url": url} if url is not None else {})})
+    changed.update(_header_changes(row, headers, box))
     if not changed:
         return webhook_out(row)
     now = utcnow()
@@ -204,6 +242,21 @@ async def update_webhook(
         # Inactive webhooks get nothing: what was queued for it is cancelled in this transaction.
         await cancel_pending_deliveries(conn, webhook_id, now=now)
     return webhook_out(updated)
+
+
+async def probe_target(
+    conn: AsyncConnection, account_id: str, webhook_id: str, *, box: SecretBox
+) -> Target | None:
+    """What the receiver check needs: the URL, the live secrets and the custom headers, in
+    plaintext (never returned to a client). None when not found."""
+    row = await _select(conn, account_id, webhook_id)
+    if row is None:
+        return None
+    previous = box.decrypt(row.previous_secret_enc) if row.previous_secret_enc else None
+    secrets_now = live_secrets(
+        box.decrypt(row.secret_enc), previous, row.previous_secret_expires_at, utcnow()
+    )
+    return Target(row.id, row.url, secrets_now, routing.unseal(box, row.headers_enc))
 
 
 async def delete_webhook(conn: AsyncConnection, account_id: str, webhook_id: str) -> bool:

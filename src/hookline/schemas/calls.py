@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+from functools import partial
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, StrictBool
 
-from hookline.domain.validation import TEXT_PATTERN
+from hookline.domain.validation import MAX_URL_LENGTH, TEXT_PATTERN, URL_PATTERN, url_syntax
 from hookline.schemas.common import (
     CustomerPhone,
     EndedAt,
@@ -56,11 +58,77 @@ class CallCreate(RequestModel):
     metadata: Metadata | None = None
 
 
+LeadQualification = Literal["qualified", "unqualified", "unknown"]
+# Money as a decimal string, never a float: "0.42", "12", "0.0075".
+DECIMAL_PATTERN = "^[0-9]{1,12}(?:\\.[0-9]{1,10})?$"
+
+
+def _decimal_string(value: str) -> str:
+    if not re.fullmatch(DECIMAL_PATTERN, value):
+        raise ValueError('cost must be a decimal string such as "0.42" (no sign or exponent)')
+    return value
+
+
+def _text(max_length: int) -> Any:
+    # Control characters (other than tab, CR, LF) are refused for every field by RequestModel;
+    # the pattern says so in the schema.
+    return Field(max_length=max_length, json_schema_extra={"pattern": TEXT_PATTERN})
+
+
+Text200 = Annotated[str, _text(200)]
+Transcript = Annotated[str, _text(50_000)]
+Summary = Annotated[str, _text(5_000)]
+RecordingUrl = Annotated[
+    str,
+    AfterValidator(partial(url_syntax, field="recording_url")),
+    Field(json_schema_extra={"maxLength": MAX_URL_LENGTH, "pattern": URL_PATTERN}),
+]
+Cost = Annotated[
+    str,
+    AfterValidator(_decimal_string),
+    Field(
+        description='A decimal string, e.g. "0.42".',
+        json_schema_extra={"maxLength": 23, "pattern": DECIMAL_PATTERN},
+    ),
+]
+
+
+class CallAnalysis(RequestModel):
+    """What the calling product concluded about a call; every field optional."""
+
+    assistant_id: Text200 | None = Field(
+        default=None, description="The assistant (agent) that handled the call, ..200 chars."
+    )
+    transcript: Transcript | None = None
+    summary: Summary | None = None
+    recording_url: RecordingUrl | None = None
+    intent: Text200 | None = None
+    lead_qualification: LeadQualification | None = None
+    appointment_booked: StrictBool | None = None
+    cost: Cost | None = None
+
+
 class CallComplete(RequestModel):
     call_status: FinalStatus
     call_ended_at: EndedAt | None = Field(
         default=None, description="ISO 8601 with a zone, not before call_started_at; default now."
     )
+    analysis: CallAnalysis | None = Field(
+        default=None,
+        description="The call's outcome. `lead_qualification: qualified` also fires "
+        "`lead.qualified`, `appointment_booked: true` also fires `appointment.booked`.",
+    )
+
+
+class CallAnalysisOut(BaseModel):
+    assistant_id: str | None
+    transcript: str | None
+    summary: str | None
+    recording_url: str | None
+    intent: str | None
+    lead_qualification: LeadQualification | None
+    appointment_booked: bool | None
+    cost: str | None = Field(description='A decimal string, e.g. "0.42", or null.')
 
 
 class CallOut(BaseModel):
@@ -73,5 +141,6 @@ class CallOut(BaseModel):
     call_ended_at: str | None
     duration_seconds: int | None
     metadata: dict[str, Any] | None
+    analysis: CallAnalysisOut | None
     created_at: str
     updated_at: str

@@ -175,10 +175,15 @@ calls = Table(
     Column("call_ended_at", UTCDateTime(), nullable=True),
     Column("duration_seconds", Integer, nullable=True),
     Column("metadata", Json, nullable=True),
+    # The outcome reported on completion (``analysis``), or NULL; assistant_id is also a column
+    # of its own so that GET /v1/calls?assistant_id= is an index look-up.
+    Column("analysis", Json, nullable=True),
+    Column("assistant_id", String(200), nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
     Index(None, "account_id", "id"),
     Index(None, "contact_id"),
+    Index(None, "account_id", "assistant_id", "id"),
 )
 
 webhooks = Table(
@@ -197,9 +202,26 @@ webhooks = Table(
     Column("disabled_reason", String(500), nullable=True),
     # Start of the current run of consecutive failures; NULL after any success.
     Column("failing_since", UTCDateTime(), nullable=True),
+    # Custom delivery headers: a JSON object encrypted like the secrets, or NULL for none; their
+    # names in clear (shown, values masked, by every read without decrypting).
+    Column("headers_enc", Text, nullable=True),
+    Column("header_names", Json, nullable=True),
+    # A CEL expression over the delivered body; a delivery is created only when it is true.
+    Column("filter", String(1024), nullable=True),
+    # At most this many attempts start in any one-second window; NULL for no limit.
+    Column("rate_limit", Integer, nullable=True),
+    # The rate limit's sliding window: [[start in epoch microseconds, attempts], ...] of the
+    # last second, written by the claim that started them (manager.claim_rate_limited).
+    Column("rate_starts", Json, nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
     Index(None, "account_id", "id"),
+    Index(
+        "ix_webhooks_rate_limited",
+        "id",
+        sqlite_where=text("rate_limit IS NOT NULL"),
+        postgresql_where=text("rate_limit IS NOT NULL"),
+    ),
 )
 
 events = Table(
@@ -216,11 +238,16 @@ events = Table(
     Column("dispatched", Boolean, nullable=False),
     # webhook.test events go to one webhook only.
     Column("target_webhook_id", String(64), nullable=True),
+    # Commit order, for GET /v1/events/stream: numbered by the dispatcher as it fans events out,
+    # one dispatch at a time (manager._number_for_stream); NULL until then.
+    Column("stream_seq", BigInteger, nullable=True),
     # Alerts (webhook.disabled, delivery.exhausted) are about one webhook: never delivered to it.
     Column("about_webhook_id", String(64), nullable=True),
     # W3C traceparent of the span that wrote the event; its delivery attempts join that trace.
     Column("trace_context", String(256), nullable=True),
     Index(None, "account_id", "id"),
+    Index(None, "account_id", "stream_seq"),
+    Index(None, "stream_seq"),
     Index(
         "ix_events_undispatched",
         "id",

@@ -65,6 +65,7 @@ def event_row(
         "target_webhook_id": target_webhook_id,
         "about_webhook_id": about_webhook_id,
         "trace_context": trace_context or tracing.current_traceparent(),
+        "stream_seq": None,  # numbered by the dispatcher, in commit order (the event stream)
     }
 
 

@@ -1,0 +1,153 @@
+"""Contains all the data models used in inputs/outputs"""
+
+from .appointment_booked_event import AppointmentBookedEvent
+from .attempt_out import AttemptOut
+from .call_analysis import CallAnalysis
+from .call_analysis_lead_qualification_type_0 import CallAnalysisLeadQualificationType0
+from .call_analysis_out import CallAnalysisOut
+from .call_analysis_out_lead_qualification_type_0 import (
+    CallAnalysisOutLeadQualificationType0,
+)
+from .call_complete import CallComplete
+from .call_complete_call_status import CallCompleteCallStatus
+from .call_completed_event import CallCompletedEvent
+from .call_create import CallCreate
+from .call_create_call_type import CallCreateCallType
+from .call_create_metadata_type_0 import CallCreateMetadataType0
+from .call_out import CallOut
+from .call_out_call_status import CallOutCallStatus
+from .call_out_call_type import CallOutCallType
+from .call_out_metadata_type_0 import CallOutMetadataType0
+from .call_started_event import CallStartedEvent
+from .check_out import CheckOut
+from .check_out_name import CheckOutName
+from .conformance_out import ConformanceOut
+from .contact_create import ContactCreate
+from .contact_created_event import ContactCreatedEvent
+from .contact_deleted_event import ContactDeletedEvent
+from .contact_out import ContactOut
+from .contact_update import ContactUpdate
+from .contact_updated_event import ContactUpdatedEvent
+from .contact_updated_event_previous_attributes import (
+    ContactUpdatedEventPreviousAttributes,
+)
+from .delivery_detail_out import DeliveryDetailOut
+from .delivery_detail_out_status import DeliveryDetailOutStatus
+from .delivery_exhausted_event import DeliveryExhaustedEvent
+from .delivery_out import DeliveryOut
+from .delivery_out_status import DeliveryOutStatus
+from .disabled_webhook import DisabledWebhook
+from .disabled_webhook_headers import DisabledWebhookHeaders
+from .error_detail import ErrorDetail
+from .error_detail_details_type_0 import ErrorDetailDetailsType0
+from .error_out import ErrorOut
+from .event_out import EventOut
+from .event_out_data import EventOutData
+from .event_out_previous_attributes_type_0 import EventOutPreviousAttributesType0
+from .event_type_doc import EventTypeDoc
+from .event_type_doc_schema import EventTypeDocSchema
+from .latency_out import LatencyOut
+from .lead_qualified_event import LeadQualifiedEvent
+from .list_calls_call_status_type_0 import ListCallsCallStatusType0
+from .list_calls_call_type_type_0 import ListCallsCallTypeType0
+from .list_deliveries_status_type_0 import ListDeliveriesStatusType0
+from .list_events_type import ListEventsType
+from .recover_in import RecoverIn
+from .recover_out import RecoverOut
+from .send_test_event_test_event_request import SendTestEventTestEventRequest
+from .send_test_event_test_event_request_event_type import (
+    SendTestEventTestEventRequestEventType,
+)
+from .stats_out import StatsOut
+from .stats_out_status_codes import StatsOutStatusCodes
+from .success_out import SuccessOut
+from .test_event_out import TestEventOut
+from .webhook_conformance_data import WebhookConformanceData
+from .webhook_conformance_data_probe import WebhookConformanceDataProbe
+from .webhook_conformance_event import WebhookConformanceEvent
+from .webhook_create import WebhookCreate
+from .webhook_create_events_item import WebhookCreateEventsItem
+from .webhook_create_headers_type_0 import WebhookCreateHeadersType0
+from .webhook_disabled_event import WebhookDisabledEvent
+from .webhook_out import WebhookOut
+from .webhook_out_headers import WebhookOutHeaders
+from .webhook_secret_out import WebhookSecretOut
+from .webhook_test_data import WebhookTestData
+from .webhook_test_event import WebhookTestEvent
+from .webhook_update import WebhookUpdate
+from .webhook_update_events_item import WebhookUpdateEventsItem
+from .webhook_update_headers import WebhookUpdateHeaders
+
+__all__ = (
+    "AppointmentBookedEvent",
+    "AttemptOut",
+    "CallAnalysis",
+    "CallAnalysisLeadQualificationType0",
+    "CallAnalysisOut",
+    "CallAnalysisOutLeadQualificationType0",
+    "CallComplete",
+    "CallCompleteCallStatus",
+    "CallCompletedEvent",
+    "CallCreate",
+    "CallCreateCallType",
+    "CallCreateMetadataType0",
+    "CallOut",
+    "CallOutCallStatus",
+    "CallOutCallType",
+    "CallOutMetadataType0",
+    "CallStartedEvent",
+    "CheckOut",
+    "CheckOutName",
+    "ConformanceOut",
+    "ContactCreate",
+    "ContactCreatedEvent",
+    "ContactDeletedEvent",
+    "ContactOut",
+    "ContactUpdate",
+    "ContactUpdatedEvent",
+    "ContactUpdatedEventPreviousAttributes",
+    "DeliveryDetailOut",
+    "DeliveryDetailOutStatus",
+    "DeliveryExhaustedEvent",
+    "DeliveryOut",
+    "DeliveryOutStatus",
+    "DisabledWebhook",
+    "DisabledWebhookHeaders",
+    "ErrorDetail",
+    "ErrorDetailDetailsType0",
+    "ErrorOut",
+    "EventOut",
+    "EventOutData",
+    "EventOutPreviousAttributesType0",
+    "EventTypeDoc",
+    "EventTypeDocSchema",
+    "LatencyOut",
+    "LeadQualifiedEvent",
+    "ListCallsCallStatusType0",
+    "ListCallsCallTypeType0",
+    "ListDeliveriesStatusType0",
+    "ListEventsType",
+    "RecoverIn",
+    "RecoverOut",
+    "SendTestEventTestEventRequest",
+    "SendTestEventTestEventRequestEventType",
+    "StatsOut",
+    "StatsOutStatusCodes",
+    "SuccessOut",
+    "TestEventOut",
+    "WebhookConformanceData",
+    "WebhookConformanceDataProbe",
+    "WebhookConformanceEvent",
+    "WebhookCreate",
+    "WebhookCreateEventsItem",
+    "WebhookCreateHeadersType0",
+    "WebhookDisabledEvent",
+    "WebhookOut",
+    "WebhookOutHeaders",
+    "WebhookSecretOut",
+    "WebhookTestData",
+    "WebhookTestEvent",
+    "WebhookUpdate",
+    "WebhookUpdateEventsItem",
+    "WebhookUpdateHeaders",
+)

@@ -1,0 +1,163 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="ContactCreate")
+
+
+@_attrs_define
+class ContactCreate:
+    """
+    Attributes:
+        first_name (str):
+        phone_number (str): E.164, e.g. +15551234567
+        company (None | str | Unset):
+        email (None | str | Unset):
+        last_name (None | str | Unset):
+        notes (None | str | Unset):
+        tags (list[str] | None | Unset):
+    """
+
+    first_name: str
+    phone_number: str
+    company: None | str | Unset = UNSET
+    email: None | str | Unset = UNSET
+    last_name: None | str | Unset = UNSET
+    notes: None | str | Unset = UNSET
+    tags: list[str] | None | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        first_name = self.first_name
+
+        phone_number = self.phone_number
+
+        company: None | str | Unset
+        if isinstance(self.company, Unset):
+            company = UNSET
+        else:
+            company = self.company
+
+        email: None | str | Unset
+        if isinstance(self.email, Unset):
+            email = UNSET
+        else:
+            email = self.email
+
+        last_name: None | str | Unset
+        if isinstance(self.last_name, Unset):
+            last_name = UNSET
+        else:
+            last_name = self.last_name
+
+        notes: None | str | Unset
+        if isinstance(self.notes, Unset):
+            notes = UNSET
+        else:
+            notes = self.notes
+
+        tags: list[str] | None | Unset
+        if isinstance(self.tags, Unset):
+            tags = UNSET
+        elif isinstance(self.tags, list):
+            tags = self.tags
+
+        else:
+            tags = self.tags
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "first_name": first_name,
+                "phone_number": phone_number,
+            }
+        )
+        if company is not UNSET:
+            field_dict["company"] = company
+        if email is not UNSET:
+            field_dict["email"] = email
+        if last_name is not UNSET:
+            field_dict["last_name"] = last_name
+        if notes is not UNSET:
+            field_dict["notes"] = notes
+        if tags is not UNSET:
+            field_dict["tags"] = tags
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        d = dict(src_dict)
+        first_name = d.pop("first_name")
+
+        phone_number = d.pop("phone_number")
+
+        def _parse_company(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        company = _parse_company(d.pop("company", UNSET))
+
+        def _parse_email(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        email = _parse_email(d.pop("email", UNSET))
+
+        def _parse_last_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        last_name = _parse_last_name(d.pop("last_name", UNSET))
+
+        def _parse_notes(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        notes = _parse_notes(d.pop("notes", UNSET))
+
+        def _parse_tags(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                tags_type_0 = cast(list[str], data)
+
+                return tags_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        tags = _parse_tags(d.pop("tags", UNSET))
+
+        contact_create = cls(
+            first_name=first_name,
+            phone_number=phone_number,
+            company=company,
+            email=email,
+            last_name=last_name,
+            notes=notes,
+            tags=tags,
+        )
+
+        return contact_create

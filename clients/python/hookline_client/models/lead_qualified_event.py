@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    Self,
+    TypeVar,
+    cast,
+)
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.call_out import CallOut
+
+
+T = TypeVar("T", bound="LeadQualifiedEvent")
+
+
+@_attrs_define
+class LeadQualifiedEvent:
+    """A call completed with `analysis.lead_qualification` = `qualified` (data: the call).
+
+    Attributes:
+        data (CallOut):
+        id (str): The `webhook-id` header; dedupe on it.
+        timestamp (str): When the event happened, ISO 8601 UTC.
+        type_ (Literal['lead.qualified']):
+    """
+
+    data: CallOut
+    id: str
+    timestamp: str
+    type_: Literal["lead.qualified"]
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.data.to_dict()
+
+        id = self.id
+
+        timestamp = self.timestamp
+
+        type_ = self.type_
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "data": data,
+                "id": id,
+                "timestamp": timestamp,
+                "type": type_,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.call_out import CallOut
+
+        d = dict(src_dict)
+        data = CallOut.from_dict(d.pop("data"))
+
+        id = d.pop("id")
+
+        timestamp = d.pop("timestamp")
+
+        type_ = cast(Literal["lead.qualified"], d.pop("type"))
+        if type_ != "lead.qualified":
+            raise ValueError(f"type must match const 'lead.qualified', got '{type_}'")
+
+        lead_qualified_event = cls(
+            data=data,
+            id=id,
+            timestamp=timestamp,
+            type_=type_,
+        )
+
+        lead_qualified_event.additional_properties = d
+        return lead_qualified_event
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,18 @@
+from enum import StrEnum
+
+
+class SendTestEventTestEventRequestEventType(StrEnum):
+    APPOINTMENT_BOOKED = "appointment.booked"
+    CALL_COMPLETED = "call.completed"
+    CALL_STARTED = "call.started"
+    CONTACT_CREATED = "contact.created"
+    CONTACT_DELETED = "contact.deleted"
+    CONTACT_UPDATED = "contact.updated"
+    DELIVERY_EXHAUSTED = "delivery.exhausted"
+    LEAD_QUALIFIED = "lead.qualified"
+    WEBHOOK_CONFORMANCE = "webhook.conformance"
+    WEBHOOK_DISABLED = "webhook.disabled"
+    WEBHOOK_TEST = "webhook.test"
+
+    def __str__(self) -> str:
+        return str(self.value)

@@ -1,0 +1,168 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..models.webhook_create_events_item import WebhookCreateEventsItem
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.webhook_create_headers_type_0 import WebhookCreateHeadersType0
+
+
+T = TypeVar("T", bound="WebhookCreate")
+
+
+@_attrs_define
+class WebhookCreate:
+    """
+    Attributes:
+        events (list[WebhookCreateEventsItem]): Non-empty set of event types; duplicates are dropped.
+        url (str): http(s) URL (RFC 3986) of a public host, ..2048 chars
+        filter_ (None | str | Unset):
+        headers (None | Unset | WebhookCreateHeadersType0):
+        is_active (bool | Unset):  Default: True.
+        name (None | str | Unset):
+        rate_limit (int | None | Unset):
+    """
+
+    events: list[WebhookCreateEventsItem]
+    url: str
+    filter_: None | str | Unset = UNSET
+    headers: None | Unset | WebhookCreateHeadersType0 = UNSET
+    is_active: bool | Unset = True
+    name: None | str | Unset = UNSET
+    rate_limit: int | None | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.webhook_create_headers_type_0 import WebhookCreateHeadersType0
+
+        events = []
+        for events_item_data in self.events:
+            events_item = events_item_data.value
+            events.append(events_item)
+
+        url = self.url
+
+        filter_: None | str | Unset
+        if isinstance(self.filter_, Unset):
+            filter_ = UNSET
+        else:
+            filter_ = self.filter_
+
+        headers: dict[str, Any] | None | Unset
+        if isinstance(self.headers, Unset):
+            headers = UNSET
+        elif isinstance(self.headers, WebhookCreateHeadersType0):
+            headers = self.headers.to_dict()
+        else:
+            headers = self.headers
+
+        is_active = self.is_active
+
+        name: None | str | Unset
+        if isinstance(self.name, Unset):
+            name = UNSET
+        else:
+            name = self.name
+
+        rate_limit: int | None | Unset
+        if isinstance(self.rate_limit, Unset):
+            rate_limit = UNSET
+        else:
+            rate_limit = self.rate_limit
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "events": events,
+                "url": url,
+            }
+        )
+        if filter_ is not UNSET:
+            field_dict["filter"] = filter_
+        if headers is not UNSET:
+            field_dict["headers"] = headers
+        if is_active is not UNSET:
+            field_dict["is_active"] = is_active
+        if name is not UNSET:
+            field_dict["name"] = name
+        if rate_limit is not UNSET:
+            field_dict["rate_limit"] = rate_limit
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.webhook_create_headers_type_0 import WebhookCreateHeadersType0
+
+        d = dict(src_dict)
+        events = []
+        _events = d.pop("events")
+        for events_item_data in _events:
+            events_item = WebhookCreateEventsItem(events_item_data)
+
+            events.append(events_item)
+
+        url = d.pop("url")
+
+        def _parse_filter_(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        filter_ = _parse_filter_(d.pop("filter", UNSET))
+
+        def _parse_headers(data: object) -> None | Unset | WebhookCreateHeadersType0:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                headers_type_0 = WebhookCreateHeadersType0.from_dict(data)
+
+                return headers_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | WebhookCreateHeadersType0, data)
+
+        headers = _parse_headers(d.pop("headers", UNSET))
+
+        is_active = d.pop("is_active", UNSET)
+
+        def _parse_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        name = _parse_name(d.pop("name", UNSET))
+
+        def _parse_rate_limit(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        rate_limit = _parse_rate_limit(d.pop("rate_limit", UNSET))
+
+        webhook_create = cls(
+            events=events,
+            url=url,
+            filter_=filter_,
+            headers=headers,
+            is_active=is_active,
+            name=name,
+            rate_limit=rate_limit,
+        )
+
+        return webhook_create

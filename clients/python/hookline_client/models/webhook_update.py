@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
+
+from attrs import define as _attrs_define
+
+from ..models.webhook_update_events_item import WebhookUpdateEventsItem
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.webhook_update_headers import WebhookUpdateHeaders
+
+
+T = TypeVar("T", bound="WebhookUpdate")
+
+
+@_attrs_define
+class WebhookUpdate:
+    """Partial update: absent fields are kept; ``name``, ``filter`` and ``rate_limit`` take
+    ``null`` to clear; ``headers`` merges.
+
+        Attributes:
+            events (list[WebhookUpdateEventsItem] | Unset): Non-empty set of event types; duplicates are dropped.
+            filter_ (None | str | Unset):
+            headers (WebhookUpdateHeaders | Unset): Merged into the current headers; a null value removes that header.
+            is_active (bool | Unset):
+            name (None | str | Unset):
+            rate_limit (int | None | Unset):
+            url (str | Unset): http(s) URL (RFC 3986) of a public host, ..2048 chars
+    """
+
+    events: list[WebhookUpdateEventsItem] | Unset = UNSET
+    filter_: None | str | Unset = UNSET
+    headers: WebhookUpdateHeaders | Unset = UNSET
+    is_active: bool | Unset = UNSET
+    name: None | str | Unset = UNSET
+    rate_limit: int | None | Unset = UNSET
+    url: str | Unset = UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        events: list[str] | Unset = UNSET
+        if not isinstance(self.events, Unset):
+            events = []
+            for events_item_data in self.events:
+                events_item = events_item_data.value
+                events.append(events_item)
+
+        filter_: None | str | Unset
+        if isinstance(self.filter_, Unset):
+            filter_ = UNSET
+        else:
+            filter_ = self.filter_
+
+        headers: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.headers, Unset):
+            headers = self.headers.to_dict()
+
+        is_active = self.is_active
+
+        name: None | str | Unset
+        if isinstance(self.name, Unset):
+            name = UNSET
+        else:
+            name = self.name
+
+        rate_limit: int | None | Unset
+        if isinstance(self.rate_limit, Unset):
+            rate_limit = UNSET
+        else:
+            rate_limit = self.rate_limit
+
+        url = self.url
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update({})
+        if events is not UNSET:
+            field_dict["events"] = events
+        if filter_ is not UNSET:
+            field_dict["filter"] = filter_
+        if headers is not UNSET:
+            field_dict["headers"] = headers
+        if is_active is not UNSET:
+            field_dict["is_active"] = is_active
+        if name is not UNSET:
+            field_dict["name"] = name
+        if rate_limit is not UNSET:
+            field_dict["rate_limit"] = rate_limit
+        if url is not UNSET:
+            field_dict["url"] = url
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.webhook_update_headers import WebhookUpdateHeaders
+
+        d = dict(src_dict)
+        _events = d.pop("events", UNSET)
+        events: list[WebhookUpdateEventsItem] | Unset = UNSET
+        if _events is not UNSET:
+            events = []
+            for events_item_data in _events:
+                events_item = WebhookUpdateEventsItem(events_item_data)
+
+                events.append(events_item)
+
+        def _parse_filter_(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        filter_ = _parse_filter_(d.pop("filter", UNSET))
+
+        _headers = d.pop("headers", UNSET)
+        headers: WebhookUpdateHeaders | Unset
+        if isinstance(_headers, Unset):
+            headers = UNSET
+        else:
+            headers = WebhookUpdateHeaders.from_dict(_headers)
+
+        is_active = d.pop("is_active", UNSET)
+
+        def _parse_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        name = _parse_name(d.pop("name", UNSET))
+
+        def _parse_rate_limit(data: object) -> int | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(int | None | Unset, data)
+
+        rate_limit = _parse_rate_limit(d.pop("rate_limit", UNSET))
+
+        url = d.pop("url", UNSET)
+
+        webhook_update = cls(
+            events=events,
+            filter_=filter_,
+            headers=headers,
+            is_active=is_active,
+            name=name,
+            rate_limit=rate_limit,
+            url=url,
+        )
+
+        return webhook_update

@@ -1,0 +1,83 @@
+"""``GET /v1/event-types`` and the OpenAPI 3.1 ``webhooks``: both from ``schemas.catalogue``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI
+from pydantic import BaseModel, Field
+
+from hookline.api.deps import authenticate
+from hookline.api.openapi import error_responses
+from hookline.api.responses import JSONResponse
+from hookline.api.routing import DirectRoute
+from hookline.schemas import catalogue
+
+router = APIRouter(prefix="/v1/event-types", tags=["events"], route_class=DirectRoute)
+
+
+class EventTypeDoc(BaseModel):
+    type: str
+    description: str
+    schema_: dict[str, Any] = Field(
+        alias="schema", description="JSON Schema 2020-12 of the whole delivered body."
+    )
+
+
+@router.get(
+    "",
+    response_model=list[EventTypeDoc],
+    responses=error_responses(401),
+    summary="The event types and the JSON Schema (2020-12) of each one's delivered body",
+    description="Every type a webhook may receive: the subscribable ones, `webhook.test` and "
+    "`webhook.conformance`. Any valid key may read it. The same bodies are in this document's "
+    "`webhooks`.",
+    dependencies=[Depends(authenticate)],
+)
+async def list_event_types() -> JSONResponse:
+    return JSONResponse(catalogue.event_types_out())
+
+
+def add_webhooks_to_openapi(app: FastAPI) -> None:
+    """Wrap ``app.openapi`` so the document also carries each type's body under ``webhooks``."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        document = build()
+        names, components = catalogue.openapi_components()
+        schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        for name, schema in components.items():
+            schemas.setdefault(name, schema)  # a data model the API already documents is kept
+        document["webhooks"] = {
+            kind.event_type: _webhook_operation(kind, names[kind.event_type])
+            for kind in catalogue.catalogue()
+        }
+        app.openapi_schema = document
+        return document
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _webhook_operation(kind: catalogue.EventKind, component: str) -> dict[str, Any]:
+    return {
+        "post": {
+            "summary": kind.event_type,
+            "description": kind.description
+            + " Signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, "
+            "`webhook-signature`).",
+            "operationId": f"webhook_{kind.event_type.replace('.', '_')}",
+            "tags": ["webhook events"],
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"$ref": f"#/components/schemas/{component}"}}
+                },
+            },
+            "responses": {
+                "2XX": {"description": "Received: any 2xx within 15 s is a success."},
+                "410": {"description": "Gone: hookline disables the webhook."},
+            },
+        }
+    }

@@ -1,0 +1,150 @@
+"""The receiver check ("webhook doctor"): probes a webhook's URL the way an attacker or a flaky
+network would, and grades what the receiver accepts.
+
+Probes are ``webhook.conformance`` requests sent with the delivery engine's own ``Sender`` (the
+same SSRF guard, timeouts and no redirects) and the webhook's own secrets and custom headers.
+They are not deliveries: nothing is stored, and nothing the receiver answers counts toward
+auto-disabling the webhook (not even 410).
+
+1. ``valid``: a correctly signed request; expects 2xx.
+2. ``bad_signature``: signed with a secret that is not the webhook's; expects non-2xx.
+3. ``stale_timestamp``: correctly signed, but ``webhook-timestamp`` is 10 minutes old (the
+   Standard Webhooks libraries refuse more than 5 minutes); expects non-2xx.
+4. ``tampered_body``: signed for one body, sent with another; expects non-2xx.
+5. ``duplicate_id``: the valid request again (same ``webhook-id``, same body, signed afresh);
+   expects 2xx: a receiver that dedupes on ``webhook-id`` acknowledges a redelivery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from hookline import ids
+from hookline.delivery.sender import AttemptResult, Sender
+from hookline.delivery.signing import SECRET_PREFIX, build_headers, event_body
+from hookline.timeutil import utcnow
+
+EVENT_TYPE = "webhook.conformance"
+BUDGET_SECONDS = 30.0
+STALE_SECONDS = 600
+
+
+@dataclass(frozen=True)
+class Target:
+    webhook_id: str
+    url: str
+    secrets: list[str]
+    """The live signing secrets, plaintext."""
+    headers: Mapping[str, str]
+    """The webhook's custom headers."""
+
+
+@dataclass(frozen=True)
+class _Probe:
+    name: str
+    expects_success: bool
+    request: Callable[[Target, bytes, str], tuple[dict[str, str], bytes]]
+
+
+def _signed(target: Target, body: bytes, event_id: str, *, at: int | None = None) -> dict[str, str]:
+    timestamp = int(time.time()) if at is None else at
+    return {**target.headers, **build_headers(event_id, timestamp, body, target.secrets)}
+
+
+def _valid(target: Target, body: bytes, event_id: str) -> tuple[dict[str, str], bytes]:
+    return _signed(target, body, event_id), body
+
+
+def _bad_signature(target: Target, body: bytes, event_id: str) -> tuple[dict[str, str], bytes]:
+    wrong = SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+    stranger = Target(target.webhook_id, target.url, [wrong], target.headers)
+    return _signed(stranger, body, event_id), body
+
+
+def _stale(target: Target, body: bytes, event_id: str) -> tuple[dict[str, str], bytes]:
+    return _signed(target, body, event_id, at=int(time.time()) - STALE_SECONDS), body
+
+
+def _tampered(target: Target, body: bytes, event_id: str) -> tuple[dict[str, str], bytes]:
+    payload = orjson.loads(body)
+    payload["data"]["message"] = "This body was changed after it was signed."
+    return _signed(target, body, event_id), orjson.dumps(payload)
+
+
+PROBES = (
+    _Probe("valid", True, _valid),
+    _Probe("bad_signature", False, _bad_signature),
+    _Probe("stale_timestamp", False, _stale),
+    _Probe("tampered_body", False, _tampered),
+    _Probe("duplicate_id", True, _valid),
+)
+
+
+def _body(target: Target, event_id: str, probe: str) -> bytes:
+    data = {
+        "webhook_id": target.webhook_id,
+        "probe": probe,
+        "message": "A receiver check from hookline (POST /v1/webhooks/{id}/conformance); "
+        "not a real event.",
+    }
+    return event_body(event_id, EVENT_TYPE, utcnow(), data, None)
+
+
+def _grade(probe: _Probe, result: AttemptResult) -> dict[str, Any]:
+    status = result.status_code
+    if status is None:
+        reached = f"not answered: {result.error}" if result.error else "not answered"
+        return {"name": probe.name, "passed": False, "status_code": None, "detail": reached}
+    succeeded = 200 <= status < 300
+    if probe.expects_success:
+        passed = succeeded
+        detail = "accepted" if passed else f"expected a 2xx, got {status}"
+    else:
+        passed = not succeeded
+        detail = (
+            f"refused with {status}"
+            if passed
+            else f"accepted with {status}: the receiver must verify the signature and timestamp "
+            "(e.g. standardwebhooks' Webhook(secret).verify) and answer 4xx when they fail"
+        )
+    return {"name": probe.name, "passed": passed, "status_code": status, "detail": detail}
+
+
+def _not_sent(probe: _Probe) -> dict[str, Any]:
+    detail = f"not sent: the check's {BUDGET_SECONDS:g} s budget ran out"
+    return {"name": probe.name, "passed": False, "status_code": None, "detail": detail}
+
+
+async def check_receiver(sender: Sender, target: Target) -> dict[str, Any]:
+    """Run every probe, one after another, within ``BUDGET_SECONDS``; the report."""
+    checks: list[dict[str, Any]] = []
+    valid_id = ids.event_id()
+    valid_body = _body(target, valid_id, "valid")
+    deadline = asyncio.get_running_loop().time() + BUDGET_SECONDS
+    for probe in PROBES:
+        if probe.request is _valid:
+            event_id, body = valid_id, valid_body  # duplicate_id resends exactly these
+        else:
+            event_id = ids.event_id()
+            body = _body(target, event_id, probe.name)
+        headers, sent = probe.request(target, body, event_id)
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining <= 0:
+            checks.append(_not_sent(probe))
+            continue
+        try:
+            async with asyncio.timeout(remaining):
+                result = await sender.send(target.url, headers, sent)
+        except TimeoutError:
+            checks.append(_not_sent(probe))
+            continue
+        checks.append(_grade(probe, result))
+    return {"passed": all(check["passed"] for check in checks), "checks": checks}

@@ -1,0 +1,285 @@
+"""The event-type catalogue: every type's delivered body as a pydantic model, one source for
+``GET /v1/event-types`` (a JSON Schema 2020-12 per type), the OpenAPI 3.1 ``webhooks`` and the
+example events that ``POST /v1/webhooks/{id}/test {"event_type": T}`` sends.
+
+A body is ``{"id", "type", "timestamp", "data"}`` (``contact.updated`` adds
+``previous_attributes``), exactly as ``delivery.signing.event_body`` writes it. The schemas
+do not forbid additional properties: a field added later must not break a receiver that
+validates with them.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.json_schema import models_json_schema
+
+from hookline.delivery.signing import EVENTS_WITH_PREVIOUS_ATTRIBUTES
+from hookline.domain.events import EVENT_TYPES
+from hookline.schemas.calls import CallOut
+from hookline.schemas.common import RequestModel
+from hookline.schemas.contacts import ContactOut
+from hookline.schemas.deliveries import DeliveryOut
+from hookline.schemas.webhooks import WebhookOut
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+TEST_EVENT_TYPE = "webhook.test"
+CONFORMANCE_EVENT_TYPE = "webhook.conformance"
+# duplicate_id resends the valid probe's request: its body says "valid".
+ConformanceProbe = Literal["valid", "bad_signature", "stale_timestamp", "tampered_body"]
+
+
+class WebhookTestData(BaseModel):
+    webhook_id: str
+    message: str
+
+
+class WebhookConformanceData(BaseModel):
+    webhook_id: str
+    probe: ConformanceProbe = Field(description="Which check of the receiver this request is.")
+    message: str
+
+
+class DisabledWebhook(WebhookOut):
+    """The webhook, masked, as the webhooks API shows it; ``disabled_reason`` says why."""
+
+
+@dataclass(frozen=True)
+class EventKind:
+    event_type: str
+    description: str
+    data_model: type[BaseModel]
+    example: dict[str, Any]
+
+
+_EXAMPLE_CONTACT: dict[str, Any] = {
+    "id": "019a0000-0000-7000-8000-000000000001",
+    "first_name": "Ada",
+    "last_name": "Example",
+    "phone_number": "+14155552671",
+    "email": "ada@example.com",
+    "company": "Example Inc.",
+    "tags": ["example"],
+    "notes": "An example contact sent by POST /v1/webhooks/{id}/test.",
+    "created_at": "2026-01-01T10:00:00.000Z",
+    "updated_at": "2026-01-01T10:05:00.000Z",
+}
+_EXAMPLE_CALL: dict[str, Any] = {
+    "id": "call-019a0000-0000-7000-8000-000000000002",
+    "contact_id": _EXAMPLE_CONTACT["id"],
+    "call_type": "inbound",
+    "customer_phone_number": "+14155552671",
+    "call_status": "completed",
+    "call_started_at": "2026-01-01T10:00:00.000Z",
+    "call_ended_at": "2026-01-01T10:03:21.000Z",
+    "duration_seconds": 201,
+    "metadata": {"example": True},
+    "analysis": {
+        "assistant_id": "asst_example",
+        "transcript": "Agent: Hello!\nCaller: I'd like a demo next Tuesday.",
+        "summary": "Wants a demo next Tuesday.",
+        "recording_url": "https://recordings.example.com/example.mp3",
+        "intent": "book_demo",
+        "lead_qualification": "qualified",
+        "appointment_booked": True,
+        "cost": "0.42",
+    },
+    "created_at": "2026-01-01T10:00:00.000Z",
+    "updated_at": "2026-01-01T10:03:21.000Z",
+}
+_STARTED_CALL = {
+    **_EXAMPLE_CALL,
+    "call_status": "in-progress",
+    "call_ended_at": None,
+    "duration_seconds": None,
+    "analysis": None,
+    "updated_at": _EXAMPLE_CALL["created_at"],
+}
+_EXAMPLE_WEBHOOK: dict[str, Any] = {
+    "id": "wh-019a0000-0000-7000-8000-000000000003",
+    "url": "https://hooks.example.com/hookline",
+    "name": "Example",
+    "events": ["contact.created"],
+    "is_active": False,
+    "secret": "whsec_********",
+    "disabled_reason": "The endpoint answered 410 Gone.",
+    "headers": {"X-Api-Key": "********"},
+    "filter": None,
+    "rate_limit": None,
+    "created_at": "2026-01-01T10:00:00.000Z",
+    "updated_at": "2026-01-01T10:00:00.000Z",
+}
+_EXAMPLE_DELIVERY: dict[str, Any] = {
+    "id": "dlv_019a0000000070008000000000000004",
+    "webhook_id": _EXAMPLE_WEBHOOK["id"],
+    "event_id": "evt_019a0000000070008000000000000005",
+    "event_type": "contact.created",
+    "status": "failed",
+    "attempts": 8,
+    "last_status_code": 500,
+    "last_error": "HTTP 500",
+    "next_attempt_at": None,
+    "created_at": "2026-01-01T10:00:00.000Z",
+    "updated_at": "2026-01-02T13:00:00.000Z",
+}
+
+# Every type hookline may deliver. Types not (yet) in EVENT_TYPES are left out of the catalogue
+# (``catalogue()``), so this table can describe a type before it is subscribable.
+_KINDS = (
+    EventKind("contact.created", "A contact was created.", ContactOut, _EXAMPLE_CONTACT),
+    EventKind(
+        "contact.updated",
+        "A contact changed; `previous_attributes` holds the changed fields' old values.",
+        ContactOut,
+        _EXAMPLE_CONTACT,
+    ),
+    EventKind(
+        "contact.deleted",
+        "A contact was deleted (data: it as it was).",
+        ContactOut,
+        _EXAMPLE_CONTACT,
+    ),
+    EventKind("call.started", "A call started.", CallOut, _STARTED_CALL),
+    EventKind(
+        "call.completed",
+        "A call ended; carries its `analysis` when reported.",
+        CallOut,
+        _EXAMPLE_CALL,
+    ),
+    EventKind(
+        "lead.qualified",
+        "A call completed with `analysis.lead_qualification` = `qualified` (data: the call).",
+        CallOut,
+        _EXAMPLE_CALL,
+    ),
+    EventKind(
+        "appointment.booked",
+        "A call completed with `analysis.appointment_booked` = true (data: the call).",
+        CallOut,
+        _EXAMPLE_CALL,
+    ),
+    EventKind(
+        "webhook.disabled",
+        "hookline disabled a webhook (410 Gone, or failing for HOOKLINE_DISABLE_AFTER_HOURS); "
+        "never delivered to that webhook.",
+        DisabledWebhook,
+        _EXAMPLE_WEBHOOK,
+    ),
+    EventKind(
+        "delivery.exhausted",
+        "A delivery's last attempt failed (data: the delivery as in the deliveries API).",
+        DeliveryOut,
+        _EXAMPLE_DELIVERY,
+    ),
+    EventKind(
+        TEST_EVENT_TYPE,
+        "Sent by POST /v1/webhooks/{id}/test to that webhook alone; not subscribable.",
+        WebhookTestData,
+        {
+            "webhook_id": _EXAMPLE_WEBHOOK["id"],
+            "message": "This is a test event sent from hookline.",
+        },
+    ),
+    EventKind(
+        CONFORMANCE_EVENT_TYPE,
+        "A probe of POST /v1/webhooks/{id}/conformance (the receiver check); not a delivery, "
+        "not subscribable.",
+        WebhookConformanceData,
+        {
+            "webhook_id": _EXAMPLE_WEBHOOK["id"],
+            "probe": "valid",
+            "message": "A receiver check from hookline.",
+        },
+    ),
+)
+_EXAMPLE_PREVIOUS_ATTRIBUTES = {"company": "Old Name Ltd.", "tags": []}
+
+
+def catalogue() -> list[EventKind]:
+    """The deliverable types: the subscribable ones, then webhook.test and webhook.conformance."""
+    published = {*EVENT_TYPES, TEST_EVENT_TYPE, CONFORMANCE_EVENT_TYPE}
+    return [kind for kind in _KINDS if kind.event_type in published]
+
+
+def kind_of(event_type: str) -> EventKind | None:
+    return next((kind for kind in catalogue() if kind.event_type == event_type), None)
+
+
+def example_previous_attributes(event_type: str) -> dict[str, Any] | None:
+    return _EXAMPLE_PREVIOUS_ATTRIBUTES if event_type in EVENTS_WITH_PREVIOUS_ATTRIBUTES else None
+
+
+def _model_name(event_type: str) -> str:
+    """``contact.created`` -> ``ContactCreatedEvent``."""
+    words = event_type.replace(".", "_").split("_")
+    return "".join(word.capitalize() for word in words) + "Event"
+
+
+@functools.cache
+def body_model(event_type: str) -> type[BaseModel]:
+    """The delivered body of ``event_type`` as a model (its OpenAPI component's name too)."""
+    kind = kind_of(event_type)
+    assert kind is not None, event_type
+    fields: dict[str, Any] = {
+        "id": (str, Field(pattern=r"^evt_", description="The `webhook-id` header; dedupe on it.")),
+        "type": (Literal[event_type], ...),
+        "timestamp": (str, Field(description="When the event happened, ISO 8601 UTC.")),
+        "data": (kind.data_model, ...),
+    }
+    if event_type in EVENTS_WITH_PREVIOUS_ATTRIBUTES:
+        fields["previous_attributes"] = (
+            dict[str, Any],
+            Field(description="The changed fields' values before the change."),
+        )
+    model: type[BaseModel] = create_model(
+        _model_name(event_type),
+        __config__=ConfigDict(title=_model_name(event_type)),
+        __doc__=kind.description,
+        **fields,
+    )
+    return model
+
+
+def body_schema(event_type: str) -> dict[str, Any]:
+    """A standalone JSON Schema 2020-12 of ``event_type``'s delivered body."""
+    schema = body_model(event_type).model_json_schema(mode="serialization")
+    return {"$schema": JSON_SCHEMA_DIALECT, **schema}
+
+
+def event_types_out() -> list[dict[str, Any]]:
+    """The body of ``GET /v1/event-types``."""
+    return [
+        {
+            "type": kind.event_type,
+            "description": kind.description,
+            "schema": body_schema(kind.event_type),
+        }
+        for kind in catalogue()
+    ]
+
+
+def openapi_components() -> tuple[dict[str, str], dict[str, Any]]:
+    """Each type's component name, and the components (bodies and what they use), for the
+    OpenAPI ``webhooks``; ``$ref``s point into ``#/components/schemas``."""
+    models = [(body_model(kind.event_type), "serialization") for kind in catalogue()]
+    refs, top = models_json_schema(
+        models,  # type: ignore[arg-type]
+        ref_template="#/components/schemas/{model}",
+    )
+    names = {
+        kind.event_type: str(refs[(body_model(kind.event_type), "serialization")]["$ref"]).rsplit(
+            "/", 1
+        )[1]
+        for kind in catalogue()
+    }
+    return names, dict(top.get("$defs", {}))
+
+
+class TestEventRequest(RequestModel):
+    event_type: str = Field(
+        description="A type of GET /v1/event-types; its example event is sent.",
+        json_schema_extra={"enum": [kind.event_type for kind in catalogue()]},
+    )
