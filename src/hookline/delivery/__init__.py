@@ -1,24 +1,15 @@
 """Webhook delivery: outbox dispatch, leased claims, signed POSTs, retries (see docs/webhooks.md).
 
-What the rest of hookline uses:
+What the rest of hookline uses, each from its module:
 
-* ``make_wakeup(settings, db)`` -> ``Wakeup``; call ``wakeup.events_committed()`` after a
+* ``wakeup.make_wakeup(settings, db)`` -> ``Wakeup``; call ``wakeup.events_committed()`` after a
   transaction that inserted events (or made a delivery due again) commits.
-* ``Worker(settings, db, wakeup=...)`` with ``await start()`` / ``await stop()``.
-* ``validate_webhook_url(url, allow_private)`` at webhook create/patch (raises ``UnsafeURL``).
+* ``worker.Worker(settings, db, wakeup=...)`` with ``await start()`` / ``await stop()``.
+* ``ssrf.validate_webhook_url(url, allow_private)`` at webhook create/patch (raises
+  ``UnsafeURL``).
 * ``manager``: deliveries for the API (list, detail, retry, cancel, test events).
+
+Nothing is imported here: importing one module of the package (``signing``, for `hookline
+listen`) must not import the worker and, through it, prometheus_client, which `hookline serve
+--workers N` needs to import only after it has chosen prometheus_client's multiprocess mode.
 """
-
-from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
-from hookline.delivery.wakeup import PostgresWakeup, Wakeup, make_wakeup
-from hookline.delivery.worker import Worker, run_worker
-
-__all__ = [
-    "PostgresWakeup",
-    "UnsafeURL",
-    "Wakeup",
-    "Worker",
-    "make_wakeup",
-    "run_worker",
-    "validate_webhook_url",
-]
