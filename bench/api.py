@@ -17,7 +17,7 @@ from bench import wrk
 from bench.config import Plan
 from bench.env import CONTACT_BODY, auth_headers, hookline_env, sqlite_url
 from bench.figures import Figure, Run
-from bench.procs import SERVER_CORE, Proc, start_hookline, start_module
+from bench.procs import SERVER_CORE, Proc, children_of, start_hookline, start_module
 from bench.seed import Account, seed_account
 from hookline.settings import Settings
 
@@ -30,8 +30,15 @@ class Target:
 
 
 def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU of ``pid`` and its children (``hookline serve --workers N``'s)."""
+    total = 0
+    for each in (pid, *children_of(pid)):
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # exited meanwhile
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def requests_for(account: Account) -> dict[str, wrk.Request]:
@@ -75,6 +82,14 @@ FIXED_TARGETS = ("ceiling POST echo", "ceiling GET json", "ceiling GET list", "p
 _SMALL_ONLY = ("POST", "PATCH")
 
 
+def start_peer(name: str, log_dir: Path) -> Proc:
+    """The afternoon peer (bench/peer.py) on a database of its own, on the server core."""
+    database = str(log_dir / f"{name}.db")
+    return start_module(
+        name, "bench.peer", "--database", database, core=SERVER_CORE, log_dir=log_dir
+    )
+
+
 def start_servers(
     plan: Plan, pg_url_for: dict[str, str], log_dir: Path, procs: list[Proc]
 ) -> list[Target]:
@@ -89,14 +104,7 @@ def start_servers(
         Target("ceiling GET json", baseline, wrk.Request("GET", "/contact", {})),
         Target("ceiling GET list", baseline, wrk.Request("GET", "/list", {})),
     ]
-    peer = start_module(
-        "peer",
-        "bench.peer",
-        "--database",
-        str(log_dir / "peer.db"),
-        core=SERVER_CORE,
-        log_dir=log_dir,
-    )
+    peer = start_peer("peer", log_dir)
     procs.append(peer)
     targets.append(
         Target(

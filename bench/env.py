@@ -25,6 +25,8 @@ def hookline_env(database_url: str, *, worker: bool = False, **extra: str) -> di
         "HOOKLINE_LOG_LEVEL": "WARNING",
         "HOOKLINE_WORKER_IN_PROCESS": "true" if worker else "false",
         "HOOKLINE_ALLOW_PRIVATE_TARGETS": "true",
+        # One process unless a phase asks for more (bench/scale.py): auto would follow pinning.
+        "HOOKLINE_WORKERS": "1",
     }
     env.update(extra)
     return env

@@ -41,13 +41,13 @@ def pin_process_tree(root_pid: int, core: int) -> None:
     children inherit the affinity when they fork."""
     if not PINNING:
         return
-    for pid in [root_pid, *_children(root_pid)]:
+    for pid in [root_pid, *children_of(root_pid)]:
         subprocess.run(
             ["taskset", "-a", "-p", "-c", str(core), str(pid)], capture_output=True, check=False
         )
 
 
-def _children(pid: int) -> list[int]:
+def children_of(pid: int) -> list[int]:
     found: list[int] = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():

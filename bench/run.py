@@ -103,29 +103,28 @@ def delivery_phase(
                 else pg.create_database
             )
             delivery.latency(run, plan, backend, new_url, receiver, log_dir, procs, both)
-        scale_url = pg.create_database("scale_workers")
-        base = delivery.throughput(
-            run,
-            plan,
-            "postgres",
-            scale_url,
-            receiver,
-            log_dir,
-            procs,
-            section="Scale-out on PostgreSQL",
-        )
-        delivery.throughput(
-            run,
-            plan,
-            "postgres",
-            pg.create_database("scale_workers2"),
-            receiver,
-            log_dir,
-            procs,
-            workers=2,
-            section="Scale-out on PostgreSQL",
-            ceiling=base,
-        )
+        # Two delivery workers against one, on fresh databases, each backend (issue 19: >= 1.3x).
+        for backend in ("sqlite", "postgres"):
+            base = 0.0
+            for workers in (1, 2):
+                name = f"scale_workers_{backend}_{workers}"
+                url = (
+                    delivery_url(log_dir, name) if backend == "sqlite" else pg.create_database(name)
+                )
+                rate = delivery.throughput(
+                    run,
+                    plan,
+                    backend,
+                    url,
+                    receiver,
+                    log_dir,
+                    procs,
+                    workers=workers,
+                    section="Delivery workers (1 and 2 processes)",
+                    ceiling=base or None,
+                    tag="-scale",
+                )
+                base = base or rate
 
 
 def delivery_url(log_dir: Path, name: str) -> str:
@@ -149,7 +148,7 @@ def main() -> int:
             print("bench: scale-out phase", flush=True)
             procs: list[Proc] = []
             with _cleanup(procs):
-                scale.api_processes(run, plan, pg.create_database("scale_api"), log_dir, procs)
+                scale.api_processes(run, plan, pg, log_dir, procs)
     except BaseException:
         print(f"bench: failed; process logs kept in {log_dir}", flush=True)
         raise

@@ -30,6 +30,17 @@ def test_bad_setting_stops_start_up_naming_it(tmp_path: Path) -> None:
     assert result.returncode == 2 and "HOOKLINE_DATABASE_URL" in result.stderr
 
 
+@pytest.mark.parametrize("workers", ["0", "two", "-1", "257", "1.5", "\u0661"])
+def test_a_bad_number_of_workers_stops_serve_naming_it(tmp_path: Path, workers: str) -> None:
+    result = run_cli(
+        "serve", "--port", str(free_port()), env={**_env(tmp_path), "HOOKLINE_WORKERS": workers}
+    )
+    assert result.returncode == 2 and "HOOKLINE_WORKERS" in result.stderr, result.stderr
+    result = run_cli("serve", "--port", str(free_port()), "--workers", workers, env=_env(tmp_path))
+    assert result.returncode == 2 and "--workers" in result.stderr, result.stderr
+    assert not (tmp_path / "cli.db").exists()
+
+
 def test_postgres_without_secret_key_is_refused() -> None:
     result = run_cli("migrate", env={"HOOKLINE_DATABASE_URL": "postgresql://u@127.0.0.1:1/x"})
     assert result.returncode == 2 and "HOOKLINE_SECRET_KEY" in result.stderr
@@ -243,8 +254,9 @@ def test_every_help_has_descriptions_and_defaults() -> None:
         assert all(len(line.split(None, 2)) >= 2 for line in options), result.stdout
     create = run_cli("keys", "create", "--help").stdout
     assert "(default: cli)" in create and "default: every scope" in create
-    serve = run_cli("serve", "--help").stdout
+    serve = " ".join(run_cli("serve", "--help").stdout.split())  # as one line, wrapping aside
     assert "HOOKLINE_HOST, else 127.0.0.1" in serve and "HOOKLINE_PORT, else 8000" in serve
+    assert "--workers N|auto" in serve and "HOOKLINE_WORKERS, else auto" in serve
 
 
 def test_serve_listens_where_hookline_host_and_port_say(tmp_path: Path) -> None:

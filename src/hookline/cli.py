@@ -20,6 +20,7 @@ import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import orjson
@@ -28,6 +29,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from hookline import listen
 from hookline.settings import Settings
+from hookline.supervisor import NOT_STARTED, Supervisor, metrics_shared_across_processes
 
 if TYPE_CHECKING:
     from hookline.storage.db import Database
@@ -184,15 +186,13 @@ def listen_socket(host: str, port: int) -> socket.socket:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from hookline.app import create_app
     from hookline.logs import configure_logging
-    from hookline.runtime import settle_heap
+    from hookline.settings import parse_workers
 
     settings = load_settings()
     host = args.host or settings.host
     port = args.port or settings.port
+    workers = parse_workers(args.workers) if args.workers else settings.worker_count
     listener = listen_socket(host, port)
     label = database_label(settings)
     path = settings.sqlite_path
@@ -200,14 +200,86 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _note(f"database {label}" + (" (new: creating it)" if missing else ""))
     if path is not None and missing and not path.resolve().parent.is_dir():
         raise CliError(f"cannot create {label}: the folder {path.resolve().parent} does not exist")
-    configure_logging(settings.log_level)
+    if workers == 1:
+        configure_logging(settings.log_level)
+        return _serve_in_this_process(settings, listener)
+    configure_logging(settings.log_level, process_name="supervisor")
+    return _serve_in_processes(settings, listener, workers)
+
+
+def _serve_in_this_process(
+    settings: Settings, listener: socket.socket, server_class: type[Any] | None = None
+) -> int:
+    """The API (and the delivery worker, unless turned off) in this process, until SIGTERM."""
+    import uvicorn
+
+    from hookline.app import create_app
+    from hookline.runtime import settle_heap
+
     app = create_app(settings)
     settle_heap()
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, **server_options()))
+    host, port = listener.getsockname()[:2]
+    config = uvicorn.Config(app, host=host, port=port, **server_options())
+    server = (server_class or uvicorn.Server)(config)
     server.run(sockets=[listener])
     if not server.started:
-        raise CliError("the server did not start; the log above says why", status=3)
+        raise CliError("the server did not start; the log above says why", status=NOT_STARTED)
     return 0
+
+
+def _serve_in_processes(settings: Settings, listener: socket.socket, workers: int) -> int:
+    """``workers`` children of a supervisor, each :func:`_serve_in_this_process` on the one
+    socket (docs/scaling.md). What must happen once happens here, before they fork."""
+    with metrics_shared_across_processes():  # first: before prometheus_client is imported
+        return _supervise(settings, listener, workers)
+
+
+def _supervise(settings: Settings, listener: socket.socket, workers: int) -> int:
+    from hookline.crypto import resolve_secret_key
+    from hookline.limits.ratelimit import share_windows_across_processes
+    from hookline.logs import configure_logging
+
+    asyncio.run(_migrate_for_serve(settings))
+    resolve_secret_key(settings)  # on SQLite it may create the key file: once, not N times
+    if not settings.redis_url:
+        share_windows_across_processes(*settings.rate_limit_parts)
+
+    def run_child(slot: int) -> int:
+        configure_logging(settings.log_level, process_name=f"serve-{slot}")
+        try:
+            return _serve_in_this_process(settings, listener, _child_server_class())
+        except CliError as exc:
+            _note(f"error: {exc}")
+            return exc.status
+
+    return Supervisor(workers, run_child).run()
+
+
+def _child_server_class() -> type[Any]:
+    import uvicorn
+
+    class ChildServer(uvicorn.Server):
+        """uvicorn's server, for which SIGINT is SIGTERM: Ctrl-C reaches every process of the
+        terminal's group and the supervisor then sends its SIGTERM, and uvicorn takes a second
+        signal after SIGINT as "force exit", which would cut in-flight requests short."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            super().handle_exit(signal.SIGTERM, frame)
+
+    return ChildServer
+
+
+async def _migrate_for_serve(settings: Settings) -> None:
+    from hookline.storage.db import Database
+
+    label = database_label(settings)
+    db = Database(settings)
+    try:
+        await _bring_to_head(db, label, may_create=True)
+    except (OSError, SQLAlchemyError) as exc:
+        raise CliError(f"cannot use the database {label}: {_first_line(exc)}") from None
+    finally:
+        await db.dispose()
 
 
 def server_options() -> dict[str, Any]:
@@ -427,6 +499,16 @@ def _port(value: str) -> int:
     return port
 
 
+def _workers(value: str) -> str:
+    from hookline.settings import parse_workers
+
+    try:
+        parse_workers(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
 def _command(
     commands: Any, name: str, summary: str, description: str = DATABASE_HELP
 ) -> argparse.ArgumentParser:
@@ -459,6 +541,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--port", type=_port, help="port to listen on (default: HOOKLINE_PORT, else 8000)"
+    )
+    serve.add_argument(
+        "--workers",
+        type=_workers,
+        metavar="N|auto",
+        help="server processes on the one port, each with its delivery worker; auto: one per "
+        "usable core (default: HOOKLINE_WORKERS, else auto)",
     )
     serve.set_defaults(func=cmd_serve)
 

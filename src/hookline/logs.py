@@ -20,6 +20,9 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
 
 
 class JsonFormatter(logging.Formatter):
+    process_name: str | None = None
+    """Set when ``hookline serve`` runs several processes: each line then says which one."""
+
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
             "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
@@ -27,6 +30,9 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
+        if self.process_name is not None:
+            entry["process_name"] = self.process_name
+            entry["pid"] = record.process
         for key, value in record.__dict__.items():
             if key not in _STANDARD and not key.startswith("_"):
                 entry[key] = value
@@ -35,9 +41,11 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(entry, default=str).decode()
 
 
-def configure_logging(level: str) -> None:
+def configure_logging(level: str, *, process_name: str | None = None) -> None:
+    """JSON lines on stderr; ``process_name`` (with the pid) on each when there are several."""
     handler = logging.StreamHandler(sys.stderr)
     formatter = JsonFormatter()
+    formatter.process_name = process_name
     formatter.converter = __import__("time").gmtime
     handler.setFormatter(formatter)
     root = logging.getLogger()

@@ -5,6 +5,7 @@ A bad value stops start-up with a message naming the variable (see ``cli.load_se
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from email.utils import parseaddr
@@ -69,6 +70,28 @@ def parse_smtp_url(url: str) -> SmtpServer:
     return server
 
 
+MAX_WORKERS = 256
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which containers and ``taskset``
+    narrow), not the machine's count."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def parse_workers(value: str) -> int:
+    """``auto`` or a whole number of processes, 1 to ``MAX_WORKERS``."""
+    text = value.strip().lower()
+    if text == "auto":
+        return usable_cores()
+    if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= MAX_WORKERS:
+        raise ValueError(f"must be auto or a whole number from 1 to {MAX_WORKERS}")
+    return int(text)
+
+
 class Settings(BaseSettings):
     # hide_input_in_errors: a refused HOOKLINE_SMTP_URL may hold a password.
     model_config = SettingsConfigDict(
@@ -88,8 +111,11 @@ class Settings(BaseSettings):
     # The defaults of `hookline serve --host/--port`.
     host: str = Field(default="127.0.0.1", min_length=1)
     port: int = Field(default=8000, ge=1, le=65535)
-    # Run the delivery worker inside `hookline serve` (the single-process default).
+    # Run the delivery worker inside `hookline serve` (in each of its processes).
     worker_in_process: bool = True
+    # The default of `hookline serve --workers`: a number of API processes, or "auto" (the cores
+    # this process may run on).
+    workers: str = "auto"
     # Cookies get the Secure flag; set when served behind https.
     secure_cookies: bool = False
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
@@ -140,6 +166,12 @@ class Settings(BaseSettings):
         if not _RATE_RE.match(value):
             raise ValueError("must look like 100/second, 6000/minute, ...")
         return value
+
+    @field_validator("workers")
+    @classmethod
+    def _workers_is_a_count(cls, value: str) -> str:
+        parse_workers(value)  # raises ValueError with the reason
+        return value.strip().lower()
 
     @field_validator("smtp_url")
     @classmethod
@@ -193,6 +225,11 @@ class Settings(BaseSettings):
     @property
     def is_postgres(self) -> bool:
         return not self.database_url.startswith("sqlite")
+
+    @property
+    def worker_count(self) -> int:
+        """``workers`` as a number of processes (``auto``: the usable cores)."""
+        return parse_workers(self.workers)
 
     @cached_property
     def retry_delays(self) -> tuple[float, ...]:

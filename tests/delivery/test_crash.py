@@ -147,10 +147,15 @@ async def _all_event_ids(client: httpx.AsyncClient, headers: dict[str, str]) -> 
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("serve_processes", [1, 2])
 @pytest.mark.parametrize("backend_name", BACKENDS)
 async def test_sigkilled_workers_lose_no_event(
-    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+    backend_name: str, serve_processes: int, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
+    """With ``serve_processes`` 2, the API is ``hookline serve --workers 2`` and each of its
+    processes runs a delivery worker too, competing for the same deliveries with the pool that
+    is being killed: claims stay exclusive across processes, and cross-process wake-ups reach
+    the pool's workers."""
     env = {**CRASH_ENV, "HOOKLINE_DATABASE_URL": make_database_url(backend_name, tmp_path, request)}
     assert (await arun_cli("migrate", env=env)).returncode == 0
     created = await arun_cli("accounts", "create", "crash", env=env)
@@ -162,7 +167,10 @@ async def test_sigkilled_workers_lose_no_event(
         Receiver() as r1,
         Receiver() as r2,
         Receiver() as r3,
-        async_running_server({**env, "HOOKLINE_WORKER_IN_PROCESS": "false"}) as server,
+        async_running_server(
+            {**env, "HOOKLINE_WORKER_IN_PROCESS": "true" if serve_processes > 1 else "false"},
+            args=("--workers", str(serve_processes)),
+        ) as server,
         httpx.AsyncClient(base_url=server.base_url, timeout=30) as client,
     ):
         receivers = [r1, r2, r3]
@@ -209,7 +217,7 @@ async def test_sigkilled_workers_lose_no_event(
                 payload = verifier.verify(recorded.body, recorded.headers)
                 assert payload["type"] == "contact.created"
     print(
-        f"\n[{backend_name}] crash test: {EVENTS} events x {RECEIVERS} endpoints, "
-        f"{pool.kills} SIGKILLs, lost=0, duplicates={duplicates}"
+        f"\n[{backend_name}, serve --workers {serve_processes}] crash test: {EVENTS} events x "
+        f"{RECEIVERS} endpoints, {pool.kills} SIGKILLs, lost=0, duplicates={duplicates}"
     )
     assert pool.kills >= 3, "the workers were not killed often enough to prove anything"

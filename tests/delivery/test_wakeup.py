@@ -1,16 +1,19 @@
-"""``delivery.wakeup``: what a PostgreSQL wake-up puts on the wire."""
+"""``delivery.wakeup``: what a wake-up puts on the wire, on PostgreSQL and on SQLite."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 from sqlalchemy.engine import make_url
 
-from hookline.delivery.wakeup import NOTIFY_CHANNEL, make_wakeup
+from hookline.delivery.wakeup import NOTIFY_CHANNEL, SocketWakeup, make_wakeup
 from hookline.settings import Settings
 from tests.delivery.helpers import Env
+from tests.support.waiting import eventually
 
 
 async def test_a_notify_carries_its_senders_origin(pg_env: Env) -> None:
@@ -30,3 +33,65 @@ async def test_a_notify_carries_its_senders_origin(pg_env: Env) -> None:
     finally:
         await wakeup.close()
         await listener.close()
+
+
+async def _woken(event: asyncio.Event) -> bool:
+    try:
+        await asyncio.wait_for(event.wait(), timeout=2)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def test_a_sqlite_wakeup_reaches_the_worker_of_another_process(tmp_path: Path) -> None:
+    """Two ``SocketWakeup``s on one database file are two processes' (each has its own socket
+    in the folder beside the database): a commit in one wakes a worker of the other."""
+    database = tmp_path / "hookline.db"
+    receiving, sending = SocketWakeup(database), SocketWakeup(database)
+    try:
+        woken = receiving.subscribe()
+        receiving.receive_from_other_processes()
+        sending.events_committed()
+        assert await _woken(woken)
+        woken.clear()
+        sending.events_committed()  # and again: the receiver drained its socket
+        assert await _woken(woken)
+    finally:
+        await sending.close()
+        await receiving.close()
+
+
+async def test_a_sqlite_wakeup_forgets_the_socket_of_a_dead_worker(tmp_path: Path) -> None:
+    database = tmp_path / "hookline.db"
+    folder = tmp_path / "hookline.db-wakeup"
+    folder.mkdir()
+    dead = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    dead.bind(str(folder / "1-dead"))
+    dead.close()  # a killed process leaves its socket file behind
+    sending = SocketWakeup(database)
+    try:
+        sending.events_committed()
+
+        async def stale_socket_left() -> bool:
+            return (folder / "1-dead").exists()
+
+        await eventually(stale_socket_left, lambda left: not left, within=2)
+    finally:
+        await sending.close()
+
+
+async def test_a_sqlite_wakeup_works_in_a_folder_too_deep_for_a_socket_path(
+    tmp_path: Path,
+) -> None:
+    """sun_path holds 107 bytes; a deeper database folder is reached through /proc/self/fd."""
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    receiving, sending = SocketWakeup(deep / "hookline.db"), SocketWakeup(deep / "hookline.db")
+    try:
+        woken = receiving.subscribe()
+        receiving.receive_from_other_processes()
+        sending.events_committed()
+        assert await _woken(woken)
+    finally:
+        await sending.close()
+        await receiving.close()

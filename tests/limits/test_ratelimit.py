@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import re
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
 
-from hookline.limits.ratelimit import LocalWindows, RateLimitState
+from hookline.limits.ratelimit import LocalWindows, RateLimitState, SharedWindows
 from limits import RateLimitItemPerSecond
 from tests.conftest import make_settings
 from tests.limits.conftest import RedisServer, running_app, sqlite_url
@@ -166,6 +167,7 @@ async def _compare_with_limits(amount: int, seconds: int, hits: list[tuple[float
     item = RateLimitItemPerSecond(amount, seconds)
     reference = SlidingWindowCounterRateLimiter(MemoryStorage())
     local = LocalWindows(amount, seconds)
+    shared = SharedWindows(amount, seconds, slots=64)  # a small table: probing is exercised
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(time, "time", lambda: clock[0])
         for step, identity in hits:
@@ -174,6 +176,7 @@ async def _compare_with_limits(amount: int, seconds: int, hits: list[tuple[float
             reset_at, remaining = await reference.get_window_stats(item, identity)
             expected = RateLimitState(allowed, remaining, max(0, math.ceil(reset_at - clock[0])))
             assert local.hit(identity, clock[0]) == expected
+            assert shared.hit(identity, clock[0]) == expected
 
 
 def test_local_windows_forget_identities_whose_windows_slid_out() -> None:
@@ -184,3 +187,27 @@ def test_local_windows_forget_identities_whose_windows_slid_out() -> None:
     assert len(local._counts) == 101
     local.hit("key:live", 1002.5)  # two windows on, they slid out
     assert set(local._counts) == {"key:live"}
+
+
+def test_shared_windows_are_one_budget_across_forked_processes() -> None:
+    """``hookline serve --workers N`` forks its processes after creating the table: a hit in one
+    counts in all (the per-process LocalWindows would give each its own 10)."""
+    shared = SharedWindows(10, 86_400)
+    now = time.time()
+    pid = os.fork()
+    if pid == 0:  # the other process: 6 hits, exit status = how many were allowed
+        os._exit(sum(shared.hit("key:k", now).allowed for _ in range(6)))
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 6
+    assert [shared.hit("key:k", now).allowed for _ in range(6)] == [True] * 4 + [False] * 2
+    assert shared.hit("key:other", now).allowed  # another identity has its own budget
+
+
+def test_shared_windows_reuse_slots_of_windows_that_slid_out() -> None:
+    shared = SharedWindows(1, 1, slots=4)
+    for n in range(4):
+        assert shared.hit(f"addr:{n}", 1000.5).allowed
+    # Two windows on, the four slots are stale: new identities take them and start at zero.
+    for n in range(4, 8):
+        assert shared.hit(f"addr:{n}", 1002.5).allowed
+    assert not shared.hit("addr:7", 1002.6).allowed  # and are counted from there

@@ -158,6 +158,10 @@ def _start(
     merged = cli_env(env)
     if "HOOKLINE_WORKER_IN_PROCESS" not in env:
         merged["HOOKLINE_WORKER_IN_PROCESS"] = "true" if worker else "false"
+    # One process unless a test asks for more (HOOKLINE_WORKERS or --workers): the default,
+    # auto, would follow the cores of whatever machine runs the suite.
+    if "HOOKLINE_WORKERS" not in env:
+        merged["HOOKLINE_WORKERS"] = "1"
     address = ["--host", "127.0.0.1", "--port", str(port)]
     if address_from_env:
         merged.update(HOOKLINE_HOST="127.0.0.1", HOOKLINE_PORT=str(port))

@@ -6,8 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from fastapi import APIRouter, Request
-from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY
-from prometheus_client.exposition import generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 
 from hookline import metrics
@@ -40,7 +39,7 @@ async def metrics_page(request: Request) -> Response:
     await refresh_gauges(
         request.app.state.db, now=utcnow(), live_within=settings.delivery_lease_seconds
     )
-    return Response(generate_latest(REGISTRY), media_type=CONTENT_TYPE_LATEST)
+    return Response(metrics.scrape(), media_type=CONTENT_TYPE_LATEST)
 
 
 async def refresh_gauges(db: Database, *, now: datetime, live_within: float) -> None:
@@ -49,10 +48,11 @@ async def refresh_gauges(db: Database, *, now: datetime, live_within: float) -> 
     metrics.DUE_DEPTH.set(stats.due_deliveries)
     metrics.UNDISPATCHED.set(stats.undispatched_events)
     metrics.OLDEST_PENDING_AGE.set(stats.oldest_due_age_seconds)
-    metrics.WORKER_HEARTBEAT_AGE.clear()  # forget workers reaped since the last scrape
+    heartbeats = await worker_heartbeats(db)
+    metrics.forget_reaped_workers({worker_id for worker_id, _ in heartbeats})
     live = 0
-    for worker_id, heartbeat_at in await worker_heartbeats(db):
+    for worker_id, heartbeat_at in heartbeats:
         age = max(0.0, (now - heartbeat_at).total_seconds())
-        metrics.WORKER_HEARTBEAT_AGE.labels(worker=worker_id).set(age)
+        metrics.show_heartbeat(worker_id, age)
         live += age <= live_within
     metrics.WORKERS_LIVE.set(live)

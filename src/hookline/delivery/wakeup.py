@@ -8,6 +8,11 @@ recorded an event or made a delivery due (``make_wakeup`` registers it); nobody 
 
 * In one process (SQLite, or PostgreSQL with the in-process worker): ``events_committed()`` sets
   asyncio events the worker's loops wait on.
+* Across processes on SQLite (``hookline serve --workers N``, or ``serve`` beside ``hookline
+  worker``): ``SocketWakeup`` also sends a one-byte datagram to every worker on the database, each
+  of which binds a Unix datagram socket in a folder beside the database file
+  (``hookline.db-wakeup/``). Sending is non-blocking and coalesced per loop iteration; a full or
+  dead peer is skipped (it was woken already, or it is gone). No database write, no round trip.
 * Across processes (PostgreSQL): it also sends ``NOTIFY hookline_events``, coalesced so that a
   burst of requests costs one NOTIFY in flight at a time and no request waits for it; workers
   ``LISTEN`` on a dedicated connection (see ``Worker``). The payload is the sending ``Wakeup``'s
@@ -18,9 +23,13 @@ recorded an event or made a delivery due (``make_wakeup`` registers it); nobody 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import socket
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 
 from sqlalchemy import bindparam, func, select
 
@@ -67,11 +76,138 @@ class Wakeup:
         by ``storage.db.Database``. Synchronous and non-blocking."""
         self.wake_local()
 
+    def receive_from_other_processes(self) -> None:
+        """Start taking other processes' wake-ups, for a worker in this process (PostgreSQL:
+        the worker LISTENs itself)."""
+
     async def close(self) -> None:
         """Stop being called, and release connections (none here)."""
         callbacks, self._on_close = self._on_close, []
         for callback in callbacks:
             callback()
+
+
+# A Unix socket's path must fit in sun_path (108 bytes on Linux, with its NUL); past that the
+# folder is reached through this process's descriptor of it (Linux's /proc/self/fd).
+_SUN_PATH_MAX = 107
+_DATAGRAM = b"w"
+
+
+class SocketWakeup(Wakeup):
+    """``Wakeup`` that also tells workers in other processes on the same SQLite database, with
+    datagrams on Unix sockets in ``<database>-wakeup/`` (one per worker, named after its pid
+    and origin, so a name is never reused)."""
+
+    def __init__(self, database_path: Path) -> None:
+        super().__init__()
+        self._folder = Path(f"{database_path.resolve()}-wakeup")
+        self._folder_fd: int | None = None
+        self._own_name = f"{os.getpid()}-{self.origin[:12]}"
+        self._receiver: socket.socket | None = None
+        self._sender: socket.socket | None = None
+        self._peers: list[str] = []
+        self._listed_at: int | None = None  # the folder's mtime when _peers was listed
+        self._flush_scheduled = False
+        self._closed = False
+
+    def _address(self, name: str) -> str:
+        path = str(self._folder / name)
+        if len(os.fsencode(path)) <= _SUN_PATH_MAX:
+            return path
+        if self._folder_fd is None:
+            self._folder_fd = os.open(self._folder, os.O_RDONLY | os.O_DIRECTORY)
+        return f"/proc/self/fd/{self._folder_fd}/{name}"
+
+    def receive_from_other_processes(self) -> None:
+        if self._receiver is not None or self._closed:
+            return
+        receiver = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            self._folder.mkdir(mode=0o700, exist_ok=True)
+            receiver.setblocking(False)
+            receiver.bind(self._address(self._own_name))
+        except OSError as exc:
+            receiver.close()
+            log.warning(
+                "cannot take wake-ups from other processes in %s (%s); polling every "
+                "HOOKLINE_DELIVERY_POLL_SECONDS for their events",
+                self._folder,
+                exc.strerror or type(exc).__name__,
+            )
+            return
+        self._receiver = receiver
+        asyncio.get_running_loop().add_reader(receiver.fileno(), self._on_datagrams)
+
+    def _on_datagrams(self) -> None:
+        assert self._receiver is not None
+        with contextlib.suppress(BlockingIOError):
+            while self._receiver.recv(16):  # drain: one wake-up covers them all
+                pass
+        self.wake_local()
+
+    def events_committed(self) -> None:
+        super().events_committed()
+        if self._flush_scheduled or self._closed:
+            return
+        try:
+            asyncio.get_running_loop().call_soon(self._tell_peers)
+        except RuntimeError:  # no running loop (a sync caller): polling will find the work
+            return
+        self._flush_scheduled = True
+
+    def _tell_peers(self) -> None:
+        # Requests committed in this loop iteration share one datagram per peer.
+        self._flush_scheduled = False
+        if self._closed:
+            return
+        for name in self._current_peers():
+            try:
+                self._sending_socket().sendto(_DATAGRAM, self._address(name))
+            except BlockingIOError:
+                pass  # its queue is full of wake-ups it has not read yet: it is awake
+            except (ConnectionRefusedError, FileNotFoundError):
+                self._forget(name)  # its process is gone (a name is never reused)
+            except OSError:
+                log.warning("waking worker %s failed; it will poll", name, exc_info=True)
+
+    def _current_peers(self) -> list[str]:
+        """The other workers' sockets; listed again only when the folder changed."""
+        try:
+            changed = os.stat(self._folder).st_mtime_ns
+        except FileNotFoundError:
+            return []
+        if changed != self._listed_at:
+            self._listed_at = changed
+            self._peers = [name for name in os.listdir(self._folder) if name != self._own_name]
+        return self._peers
+
+    def _sending_socket(self) -> socket.socket:
+        if self._sender is None:
+            self._sender = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+            self._sender.setblocking(False)
+        return self._sender
+
+    def _forget(self, name: str) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self._address(name))
+        if name in self._peers:
+            self._peers.remove(name)
+
+    async def close(self) -> None:
+        await super().close()
+        self._closed = True
+        if self._receiver is not None:
+            with contextlib.suppress(Exception):
+                asyncio.get_running_loop().remove_reader(self._receiver.fileno())
+            self._forget(self._own_name)
+            self._receiver.close()
+            self._receiver = None
+        if self._sender is not None:
+            self._sender.close()
+            self._sender = None
+        if self._folder_fd is not None:
+            os.close(self._folder_fd)
+            self._folder_fd = None
 
 
 class PostgresWakeup(Wakeup):
@@ -121,7 +257,16 @@ class PostgresWakeup(Wakeup):
 
 def make_wakeup(settings: Settings, db: Database) -> Wakeup:
     """The process's ``Wakeup``, called by ``db`` after every commit that queued work."""
-    wakeup = PostgresWakeup(db) if settings.is_postgres else Wakeup()
+    wakeup = _wakeup_for(settings, db)
     db.on_events_committed(wakeup.events_committed)
     wakeup.closing(lambda: db.off_events_committed(wakeup.events_committed))
     return wakeup
+
+
+def _wakeup_for(settings: Settings, db: Database) -> Wakeup:
+    path = settings.sqlite_path
+    if path is None:
+        return PostgresWakeup(db)
+    if str(path) in ("", ":memory:") or str(path).startswith("file:"):
+        return Wakeup()  # a database no other process can open
+    return SocketWakeup(path)

@@ -30,7 +30,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from hookline import ids, metrics, tracing
+from hookline import ids, metrics, supervisor, tracing
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import manager, notify
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimRequest
@@ -166,6 +166,7 @@ class Worker:
             self.db, self.id, hostname=socket.gethostname(), pid=os.getpid(), now=utcnow()
         )
         self._started = True
+        self.wakeup.receive_from_other_processes()
         await self._notice_peers()
         self._spawn("scheduler", self._schedule_loop)
         self._spawn("recorder", self._record_loop)
@@ -583,13 +584,14 @@ class Worker:
         peers = await manager.live_peers(
             self.db, self.id, now=utcnow(), within=timedelta(seconds=self._lease)
         )
-        level = logging.WARNING if self.db.is_sqlite else logging.INFO
         for peer in peers:
             if peer.id in self._peers_seen:
                 continue
             self._peers_seen.add(peer.id)
+            # A process of the same `hookline serve --workers N` is the design, not a mistake.
+            expected = not self.db.is_sqlite or supervisor.is_sibling(peer.hostname, peer.pid)
             log.log(
-                level,
+                logging.INFO if expected else logging.WARNING,
                 "another delivery worker shares this database: %s (host %s, pid %s); each "
                 "delivery is sent once, by whichever worker claims it, with that process's "
                 "settings. If that is not intended, stop one (docs/operations.md)",

@@ -6,10 +6,12 @@ hit, so its cost grows with the limit; at a high limit it took more than half of
 time, see docs/benchmarks.md).
 
 With ``HOOKLINE_REDIS_URL`` set, the counters live in Redis, through the ``limits`` library, so
-that several API processes enforce one budget. Without it they live in this process, in
-:class:`LocalWindows`: the same arithmetic as ``limits``' in-memory storage (a test holds the two
-to the same answers), without its per-call costs (two awaited calls, a lock per key, an expiry
-task), which profiles put at 10-15% of a ``GET /v1/contacts/{id}``.
+that several API processes (on several machines) enforce one budget. Without it, the processes of
+one ``hookline serve --workers N`` share a table in memory (:class:`SharedWindows`), and a
+single process keeps them in :class:`LocalWindows`: the same arithmetic as ``limits``' in-memory
+storage (a test holds the two to the same answers), without its per-call costs (two awaited
+calls, a lock per key, an expiry task), which profiles put at 10-15% of a
+``GET /v1/contacts/{id}``.
 
 Headers follow draft-ietf-httpapi-ratelimit-headers-09 (structured fields, one named policy):
 
@@ -27,8 +29,14 @@ flood of bad keys is throttled too.
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import logging
 import math
+import mmap
+import os
+import struct
+import tempfile
 import time
 from dataclasses import dataclass
 
@@ -92,24 +100,23 @@ class LocalWindows:
         number = int(window)
         if number != self._swept:
             self._sweep(number)
-        previous, current = self._counts_in(identity, number)
+        previous, current = _slid_to(number, self._load(identity))
         still_in = 1 - elapsed / self.seconds  # share of the previous window still counted
         weighted = previous * still_in + current
         allowed = math.floor(weighted) + 1 <= self.amount
         if allowed:
             current += 1
             weighted += 1
-            self._counts[identity] = (number, previous, current)
+            self._save(identity, (number, previous, current))
         remaining = max(0, self.amount - math.floor(weighted))
         return RateLimitState(allowed, remaining, self._reset_in(previous, still_in))
 
-    def _counts_in(self, identity: str, number: int) -> tuple[int, int]:
-        seen, previous, current = self._counts.get(identity, (number, 0, 0))
-        if seen == number:
-            return previous, current
-        if seen == number - 1:
-            return current, 0
-        return 0, 0
+    def _load(self, identity: str) -> tuple[int, int, int] | None:
+        """(window number, previous window's count, that window's count), if seen lately."""
+        return self._counts.get(identity)
+
+    def _save(self, identity: str, counts: tuple[int, int, int]) -> None:
+        self._counts[identity] = counts
 
     def _reset_in(self, previous: int, still_in: float) -> int:
         # When a unit of quota frees up, as limits' get_window_stats says: the next previous-window
@@ -128,6 +135,103 @@ class LocalWindows:
             del self._counts[key]
 
 
+def _slid_to(number: int, counts: tuple[int, int, int] | None) -> tuple[int, int]:
+    """(previous, current) counts as of window ``number``, from those stored in another."""
+    if counts is None:
+        return 0, 0
+    seen, previous, current = counts
+    if seen == number:
+        return previous, current
+    if seen == number - 1:
+        return current, 0
+    return 0, 0
+
+
+# One slot of the shared table: identity digest, window number, previous and current counts.
+_SLOT = struct.Struct("<16sqqq")
+SHARED_SLOTS = 1 << 16
+_PROBES = 32
+_EMPTY = bytes(16)
+
+
+class SharedWindows(LocalWindows):
+    """:class:`LocalWindows` whose counters live in memory shared by the processes of one
+    ``hookline serve --workers N``, so a key's budget is one budget however many processes
+    answer it, without Redis.
+
+    The table (``SHARED_SLOTS`` slots, 2.6 MB) is a file mapped ``MAP_SHARED``, created by the
+    supervisor before it forks; an identity is a 16-byte BLAKE2b digest at one of ``_PROBES``
+    slots from its hash (open addressing; a slot whose window has slid out is free again). A
+    hit holds a ``flock`` on the file: the kernel drops it if its holder is killed, which a lock
+    in the shared memory itself would not. (Not ``fcntl``'s POSIX locks: they belong to the
+    whole process, and the kernel's deadlock check then failed a hit with EDEADLK while a thread
+    of the holder waited for storage.turnstile.) With more live identities than the table
+    holds near one hash, the oldest of its slots is taken over (that identity starts over).
+    """
+
+    def __init__(self, amount: int, seconds: int, slots: int = SHARED_SLOTS) -> None:
+        super().__init__(amount, seconds)
+        self._slots = slots
+        self._file = tempfile.TemporaryFile(prefix="hookline-ratelimit-")
+        self._file.truncate(slots * _SLOT.size)
+        self._table = mmap.mmap(self._file.fileno(), slots * _SLOT.size)
+        self._slot_of: tuple[str, int, bytes] = ("", -1, _EMPTY)  # the last _load's
+        self._locker: tuple[int, int] | None = None  # (pid, its own descriptor of the file)
+
+    def hit(self, identity: str, now: float) -> RateLimitState:
+        fd = self._lock_fd()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            return super().hit(identity, now)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _lock_fd(self) -> int:
+        """This process's own open file of the table, for ``flock`` (a lock of an open file:
+        the descriptor inherited from the supervisor is one open file shared by every child,
+        so each process opens the file again, through /proc, since it has no name)."""
+        if self._locker is None or self._locker[0] != os.getpid():
+            own = os.open(f"/proc/self/fd/{self._file.fileno()}", os.O_RDWR)
+            self._locker = (os.getpid(), own)
+        return self._locker[1]
+
+    def _sweep(self, number: int) -> None:
+        self._swept = number  # nothing to drop: stale slots are reused in place
+
+    def _load(self, identity: str) -> tuple[int, int, int] | None:
+        digest = hashlib.blake2b(identity.encode(), digest_size=16).digest()
+        start = int.from_bytes(digest[:8], "little") % self._slots
+        reusable, oldest, oldest_window = -1, start, None
+        for step in range(_PROBES):
+            index = (start + step) % self._slots
+            held, window, previous, current = _SLOT.unpack_from(self._table, index * _SLOT.size)
+            if held == digest:
+                self._slot_of = (identity, index, digest)
+                return window, previous, current
+            if reusable < 0 and (held == _EMPTY or window < self._swept - 1):
+                reusable = index
+            if oldest_window is None or window < oldest_window:
+                oldest, oldest_window = index, window
+        index = reusable if reusable >= 0 else oldest
+        self._slot_of = (identity, index, digest)
+        _SLOT.pack_into(self._table, index * _SLOT.size, digest, 0, 0, 0)
+        return None
+
+    def _save(self, identity: str, counts: tuple[int, int, int]) -> None:
+        cached, index, digest = self._slot_of
+        assert cached == identity, "_save follows _load of the same identity"
+        _SLOT.pack_into(self._table, index * _SLOT.size, digest, *counts)
+
+
+_shared: SharedWindows | None = None
+
+
+def share_windows_across_processes(amount: int, seconds: int) -> None:
+    """Call before forking the processes of one server: their limiters then share counters."""
+    global _shared
+    _shared = SharedWindows(amount, seconds)
+
+
 class RateLimiter:
     """One process's view of the shared budget; lives on ``app.state.rate_limiter``."""
 
@@ -140,6 +244,8 @@ class RateLimiter:
         self._limiter: SlidingWindowCounterRateLimiter | None = None
         if settings.redis_url:
             self._limiter = SlidingWindowCounterRateLimiter(_redis_storage(settings.redis_url))
+        elif _shared is not None and (_shared.amount, _shared.seconds) == (amount, seconds):
+            self._local = _shared
         else:
             self._local = LocalWindows(amount, seconds)
         self._last_outage_log = 0.0

@@ -9,9 +9,11 @@ connection here; it is the schema and the statement builder.
   takes tens of microseconds, less than handing it to a thread and back, and far less on a busy
   core where every hand-off waits for the scheduler. Only what can wait leaves the loop: COMMIT
   (fsync), and BEGIN IMMEDIATE when another *process* holds the write lock (tried inline first,
-  without waiting). Every write goes through one connection with group commit
-  (``_GroupCommit``); reads share one connection in autocommit mode, so each SELECT is its own
-  snapshot and never waits for the writer (WAL). A read runs start to finish without yielding to
+  without waiting); writers of other processes (``serve --workers N``) first take turns at
+  ``storage.turnstile``, which hands the lock over the moment its holder lets go. Every write
+  goes through one connection with group commit (``_GroupCommit``); reads share one
+  connection in autocommit mode, so each SELECT is its own snapshot and never waits for the
+  writer (WAL). A read runs start to finish without yielding to
   the loop, so no two ever overlap on that connection.
 * ``PostgresConnector``: one asyncpg pool. A transaction is asyncpg's own (``Connection.
   transaction()``); a read, or a one-statement write, runs in autocommit, one round trip.
@@ -42,6 +44,7 @@ from hookline.storage.statements import (
     Statement,
     compiled_for,
 )
+from hookline.storage.turnstile import TurnstilePlace, place_for
 
 _BUSY_TIMEOUT_MS = 10_000
 # A PostgreSQL that does not answer (a dropped network, a hung server) fails a connection attempt
@@ -255,7 +258,7 @@ class SQLiteConnector(Connector):
         _create_private_file(path)
         self._reader: SQLiteConnection | None = None
         self._writer: sqlite3.Connection | None = None
-        self._group = _GroupCommit(self._writer_connection)
+        self._group = _GroupCommit(self._writer_connection, place_for(path))
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: this code, not the driver, decides when transactions begin.
@@ -332,11 +335,12 @@ async def _begin_immediate(raw: sqlite3.Connection) -> None:
 class _Batch:
     """One physical transaction shared by several units of work."""
 
-    def __init__(self, raw: sqlite3.Connection) -> None:
+    def __init__(self, raw: sqlite3.Connection, turnstile: TurnstilePlace | None) -> None:
         self.raw = raw
         self.conn = SQLiteConnection(raw)
         self.units = 0
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._turnstile = turnstile
 
     async def commit(self) -> None:
         try:
@@ -349,6 +353,9 @@ class _Batch:
             # Its waiters raise it; retrieve it here so asyncio doesn't warn when none wait.
             self.done.exception()
             raise
+        finally:
+            if self._turnstile is not None:  # the next process's writer may go now
+                self._turnstile.release()
 
 
 class _GroupCommit:
@@ -364,16 +371,27 @@ class _GroupCommit:
 
     MAX_UNITS = 256
 
-    def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
+    def __init__(
+        self, connect: Callable[[], sqlite3.Connection], turnstile: TurnstilePlace | None
+    ) -> None:
         self._connect = connect
+        self._turnstile = turnstile
         self._lock = asyncio.Lock()
         self._queued = 0
         self._batch: _Batch | None = None
 
     async def _open(self) -> _Batch:
         raw = self._connect()
-        await _begin_immediate(raw)
-        self._batch = _Batch(raw)
+        # Other processes' writers first (storage/turnstile.py), held to the end of the COMMIT.
+        if self._turnstile is not None:
+            await self._turnstile.acquire()
+        try:
+            await _begin_immediate(raw)
+        except BaseException:
+            if self._turnstile is not None:
+                self._turnstile.release()
+            raise
+        self._batch = _Batch(raw, self._turnstile)
         return self._batch
 
     @contextlib.asynccontextmanager
