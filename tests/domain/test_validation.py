@@ -148,12 +148,16 @@ def test_every_rule_accepts_exactly_what_its_pattern_matches(
     )
 
     # No example database: a replayed example of an interrupted run drew huge strings from the
-    # regex strategies for minutes (the rules are pure, so nothing is lost).
+    # regex strategies for minutes (the rules are pure, so nothing is lost). Derandomized: one
+    # random draw from the e-mail pattern's strategy ran past the suite's 300 s timeout in CI
+    # (generation, not the rule: the rule is bounded at 254 characters); the same examples
+    # every run keep the property honest and the run short.
     @settings(
         max_examples=40,
         suppress_health_check=[HealthCheck.too_slow],
         deadline=None,
         database=None,
+        derandomize=True,
     )
     @given(matching, near)
     def agree(valid: str, other: str) -> None:
