@@ -54,8 +54,8 @@ from hookline.delivery.signing import event_payload
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database, fetch_all, fetch_one
 from hookline.storage.outbox import record_event
-from hookline.storage.queries import deliveries as sql
-from hookline.storage.queries import workers as workers_sql
+from hookline.storage.queries import deliveries as queries
+from hookline.storage.queries import workers as worker_queries
 from hookline.timeutil import iso, utcnow
 
 TEST_EVENT_TYPE = "webhook.test"
@@ -91,7 +91,7 @@ async def dispatch_events(db: Database, *, now: datetime, batch_size: int = 500)
 
 
 async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> DispatchResult:
-    pending = await fetch_all(conn, sql.UNDISPATCHED, {"limit": batch_size})
+    pending = await fetch_all(conn, queries.UNDISPATCHED, {"limit": batch_size})
     if not pending:
         return DispatchResult(0, 0)
     hooks = await _active_webhooks(conn, {row.account_id for row in pending})
@@ -102,10 +102,10 @@ async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> Dispatc
         for hook_id in _targets(event, hooks, bodies)
     ]
     if rows:
-        await conn.execute_many(sql.INSERT_DELIVERY, rows)
-    await conn.execute(sql.MARK_DISPATCHED, {"ids": [row.id for row in pending]})
+        await conn.execute_many(queries.INSERT_DELIVERY, rows)
+    await conn.execute(queries.MARK_DISPATCHED, {"ids": [row.id for row in pending]})
     # Numbered in commit order for the event stream (see the statement's module).
-    await sql.number_for_stream(conn, [row.id for row in pending])
+    await queries.number_for_stream(conn, [row.id for row in pending])
     return DispatchResult(len(pending), len(rows))
 
 
@@ -119,7 +119,7 @@ class _Target:
 async def _active_webhooks(conn: Connection, account_ids: set[str]) -> dict[str, list[_Target]]:
     """Active webhooks by account."""
     by_account: dict[str, list[_Target]] = {}
-    for row in await fetch_all(conn, sql.ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
+    for row in await fetch_all(conn, queries.ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
         by_account.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
     return by_account
 
@@ -158,7 +158,7 @@ async def _bodies_for_filters(
         return {}
     return {
         row.id: event_payload(row.id, row.type, row.created_at, row.data, row.previous_attributes)
-        for row in await fetch_all(conn, sql.EVENT_BODIES, {"ids": wanted})
+        for row in await fetch_all(conn, queries.EVENT_BODIES, {"ids": wanted})
     }
 
 
@@ -259,7 +259,7 @@ async def _claim(conn: Connection, request: ClaimRequest) -> list[Claim]:
 async def _claim_unlimited(source: Database | Connection, req: ClaimRequest) -> list[Claim]:
     """The claim of webhooks without a rate limit: on PostgreSQL in ``source`` (the
     ``Database``: autocommit), on SQLite in the caller's transaction."""
-    params = sql.claim_params(
+    params = queries.claim_params(
         worker=req.worker_id,
         now=req.now,
         until=req.now + timedelta(seconds=req.lease_seconds),
@@ -268,7 +268,7 @@ async def _claim_unlimited(source: Database | Connection, req: ClaimRequest) -> 
         busy=req.busy,
         saturated=_saturated(req),
     )
-    return [_claim_of(row) for row in await sql.claim_unlimited(source, params)]
+    return [_claim_of(row) for row in await queries.claim_unlimited(source, params)]
 
 
 def _saturated(req: ClaimRequest) -> list[str]:
@@ -349,7 +349,7 @@ def _after(req: ClaimRequest, claims: Sequence[Claim]) -> ClaimRequest:
 async def claim_rate_limited(db: Database, req: ClaimRequest) -> list[Claim]:
     """PostgreSQL outside a transaction: one look (autocommit) whether any rate-limited webhook
     has due work, and only then the locking claim in a transaction of its own."""
-    if not await fetch_all(db, sql.ANY_RATE_LIMITED_DUE, {"now": req.now}):
+    if not await fetch_all(db, queries.ANY_RATE_LIMITED_DUE, {"now": req.now}):
         return []
     async with db.begin() as conn:
         return await _claim_rate_limited(conn, req)
@@ -359,7 +359,7 @@ async def _claim_rate_limited(conn: Connection, req: ClaimRequest) -> list[Claim
     params = {"now": req.now, "saturated": _saturated(req)}
     picked: list[str] = []
     windows: list[dict[str, Any]] = []
-    locked = await fetch_all(conn, sql.RATE_LIMITED_TO_CLAIM, params)
+    locked = await fetch_all(conn, queries.RATE_LIMITED_TO_CLAIM, params)
     # The clock is read once the rows are held (the round's ``req.now`` may be well before, if
     # the transaction waited for a lock).
     start_us = _epoch_us(utcnow()) + RATE_START_DELAY_US
@@ -373,7 +373,7 @@ async def _claim_rate_limited(conn: Connection, req: ClaimRequest) -> list[Claim
         if room <= 0:
             continue
         due = await fetch_all(
-            conn, sql.RATE_LIMITED_DUE_ROWS, {"hook": hook.id, "now": req.now, "limit": room}
+            conn, queries.RATE_LIMITED_DUE_ROWS, {"hook": hook.id, "now": req.now, "limit": room}
         )
         if due:
             picked.extend(row.id for row in due)
@@ -384,9 +384,9 @@ async def _claim_rate_limited(conn: Connection, req: ClaimRequest) -> list[Claim
         return []
     until = req.now + timedelta(seconds=req.lease_seconds)
     await conn.execute(
-        sql.LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
+        queries.LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
     )
-    await conn.execute_many(sql.SET_RATE_STARTS, windows)
+    await conn.execute_many(queries.SET_RATE_STARTS, windows)
     not_before = _from_epoch_us(start_us)
     return [replace(claim, not_before=not_before) for claim in await _load_claims(conn, picked)]
 
@@ -398,8 +398,8 @@ async def give_back_late(db: Database, worker_id: str, claim: Claim) -> None:
     assert claim.not_before is not None
     start_us = _epoch_us(claim.not_before)
     async with db.begin() as conn:
-        await conn.execute(sql.RELEASE, {"ids": [claim.delivery_id], "b_worker": worker_id})
-        row = await fetch_one(conn, sql.RATE_STARTS_OF, {"hook": claim.webhook_id})
+        await conn.execute(queries.RELEASE, {"ids": [claim.delivery_id], "b_worker": worker_id})
+        row = await fetch_one(conn, queries.RATE_STARTS_OF, {"hook": claim.webhook_id})
         if row is None or not isinstance(row.rate_starts, list):
             return
         window = [[int(t), int(n)] for t, n in row.rate_starts]
@@ -408,7 +408,7 @@ async def give_back_late(db: Database, worker_id: str, claim: Claim) -> None:
                 entry[1] -= 1
                 break
         kept = [entry for entry in window if entry[1] > 0]
-        await conn.execute(sql.SET_RATE_STARTS, {"b_id": claim.webhook_id, "b_starts": kept})
+        await conn.execute(queries.SET_RATE_STARTS, {"b_id": claim.webhook_id, "b_starts": kept})
 
 
 async def _rate_limit_reopens(conn: Connection, now: datetime) -> datetime | None:
@@ -416,7 +416,7 @@ async def _rate_limit_reopens(conn: Connection, now: datetime) -> datetime | Non
     now_us = _epoch_us(now)
     reopens = [
         rate_reopens_at(hook.rate_limit, rate_window(hook.rate_starts, now_us))
-        for hook in await fetch_all(conn, sql.RATE_LIMITED_WAITING, {"now": now})
+        for hook in await fetch_all(conn, queries.RATE_LIMITED_WAITING, {"now": now})
     ]
     soonest = min((at for at in reopens if at is not None), default=None)
     if soonest is None:
@@ -445,7 +445,7 @@ async def dispatch_and_claim(
 
 
 async def _load_claims(conn: Connection, delivery_ids: Sequence[str]) -> list[Claim]:
-    rows = await fetch_all(conn, sql.CLAIMS, {"ids": list(delivery_ids)})
+    rows = await fetch_all(conn, queries.CLAIMS, {"ids": list(delivery_ids)})
     return [_claim_of(row) for row in rows]
 
 
@@ -472,7 +472,7 @@ async def next_due_at(db: Database, now: datetime) -> datetime | None:
     """When the earliest scheduled (future) attempt falls due, or a rate-limited webhook's
     window has room for its waiting attempts, to sleep exactly until then."""
     async with db.read() as conn:
-        value = await conn.scalar(sql.NEXT_DUE, {"now": now})
+        value = await conn.scalar(queries.NEXT_DUE, {"now": now})
         reopens = await _rate_limit_reopens(conn, now)
     scheduled = value if isinstance(value, datetime) else None
     return min((at for at in (scheduled, reopens) if at is not None), default=None)
@@ -530,12 +530,12 @@ async def record_outcomes(
         current = await _lock_deliveries(conn, [r.delivery_id for r in records])
         existing = [r for r in records if r.delivery_id in current]
         if existing:
-            await conn.execute_many(sql.INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
+            await conn.execute_many(queries.INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
             await stats.add_to_rollups(conn, [_attempt_facts(r) for r in existing])
         owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
         if owned:
             await conn.execute_many(
-                sql.TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
+                queries.TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
             )
         exhausted = await _alert_exhausted(
             conn, [r for r in owned if r.decision.status == "failed"]
@@ -560,7 +560,7 @@ async def _alert_exhausted(conn: Connection, failed: Sequence[AttemptRecord]) ->
     if not failed:
         return 0
     traces = {r.delivery_id: r.trace_context for r in failed}
-    rows = await fetch_all(conn, sql.EXHAUSTED, {"ids": sorted(traces)})
+    rows = await fetch_all(conn, queries.EXHAUSTED, {"ids": sorted(traces)})
     alerted = [row for row in rows if row.event_type not in ALERT_EVENT_TYPES]
     for row in alerted:
         await record_event(
@@ -578,7 +578,7 @@ async def _lock_deliveries(
     conn: Connection, delivery_ids: Sequence[str]
 ) -> dict[str, tuple[str | None, str]]:
     """{delivery id: (leased_by, status)} for those that still exist, locked on PostgreSQL."""
-    rows = await fetch_all(conn, sql.DELIVERY_STATES, {"ids": delivery_ids})
+    rows = await fetch_all(conn, queries.DELIVERY_STATES, {"ids": delivery_ids})
     return {row.id: (row.leased_by, row.status) for row in rows}
 
 
@@ -623,14 +623,14 @@ async def _update_webhook_health(
     if not records:
         return []
     hook_ids = sorted({r.webhook_id for r in records})
-    rows = await fetch_all(conn, sql.WEBHOOK_HEALTH, {"ids": hook_ids})
+    rows = await fetch_all(conn, queries.WEBHOOK_HEALTH, {"ids": hook_ids})
     disabled: list[str] = []
     for row in rows:
         mine = sorted((r for r in records if r.webhook_id == row.id), key=lambda r: r.finished_at)
         failing_since, reason = _health_after(row.failing_since, mine, now, disable_after)
         if failing_since != row.failing_since:
             await conn.execute(
-                sql.SET_FAILING_SINCE, {"webhook_id": row.id, "b_since": failing_since}
+                queries.SET_FAILING_SINCE, {"webhook_id": row.id, "b_since": failing_since}
             )
         if reason is not None and row.is_active:
             await disable_webhook(conn, row.id, reason, now=now, trace_context=_trace_of(mine))
@@ -687,7 +687,7 @@ async def disable_webhook(
     pending (inactive webhooks get nothing) and write its ``webhook.disabled`` event, all in
     the caller's transaction."""
     disabling = {"webhook_id": webhook_id, "reason": reason[:500], "now": now}
-    row = (await conn.execute(sql.DISABLE_WEBHOOK, disabling)).one()
+    row = (await conn.execute(queries.DISABLE_WEBHOOK, disabling)).one()
     await cancel_pending_deliveries(conn, webhook_id, now=now)
     await record_event(
         conn,
@@ -701,14 +701,14 @@ async def disable_webhook(
 
 async def disabled_webhooks(conn: Connection, webhook_ids: Sequence[str]) -> list[Any]:
     """What the mail about each disabled webhook says: id, account, url, name, reason."""
-    return await fetch_all(conn, sql.DISABLED_WEBHOOKS, {"ids": list(webhook_ids)})
+    return await fetch_all(conn, queries.DISABLED_WEBHOOKS, {"ids": list(webhook_ids)})
 
 
 async def cancel_pending_deliveries(conn: Connection, webhook_id: str, *, now: datetime) -> int:
     """Mark a webhook's pending deliveries cancelled. Call it in the same transaction that sets
     ``is_active=false`` (PATCH). An attempt already in flight finishes; its outcome is stored
     as an attempt but leaves the delivery cancelled."""
-    result = await conn.execute(sql.CANCEL_PENDING, {"webhook_id": webhook_id, "now": now})
+    result = await conn.execute(queries.CANCEL_PENDING, {"webhook_id": webhook_id, "now": now})
     return int(result.rowcount or 0)
 
 
@@ -726,7 +726,7 @@ async def register_worker(
         "heartbeat_at": now,
     }
     async with db.begin() as conn:
-        await conn.execute(workers_sql.REGISTER, row)
+        await conn.execute(worker_queries.REGISTER, row)
 
 
 async def live_peers(
@@ -736,7 +736,7 @@ async def live_peers(
     started_at), oldest first."""
     peers = {"worker_id": worker_id, "since": now - within}
     async with db.read() as conn:
-        return list(await conn.execute(workers_sql.LIVE_PEERS, peers))
+        return list(await conn.execute(worker_queries.LIVE_PEERS, peers))
 
 
 async def heartbeat(
@@ -751,10 +751,10 @@ async def heartbeat(
     until = now + timedelta(seconds=lease_seconds)
     extended = 0
     async with db.begin() as conn:
-        await conn.execute(workers_sql.HEARTBEAT, {"worker_id": worker_id, "now": now})
+        await conn.execute(worker_queries.HEARTBEAT, {"worker_id": worker_id, "now": now})
         if held:
             leased = {"ids": list(held), "b_worker": worker_id, "b_until": until}
-            extended = (await conn.execute(sql.EXTEND_LEASES, leased)).rowcount
+            extended = (await conn.execute(queries.EXTEND_LEASES, leased)).rowcount
     return extended
 
 
@@ -765,19 +765,19 @@ async def release_claims(db: Database, worker_id: str, delivery_ids: Sequence[st
         return 0
     async with db.begin() as conn:
         released = {"ids": list(delivery_ids), "b_worker": worker_id}
-        return (await conn.execute(sql.RELEASE, released)).rowcount
+        return (await conn.execute(queries.RELEASE, released)).rowcount
 
 
 async def unregister_worker(db: Database, worker_id: str) -> None:
     async with db.begin() as conn:
-        await conn.execute(workers_sql.UNREGISTER, {"worker_id": worker_id})
+        await conn.execute(worker_queries.UNREGISTER, {"worker_id": worker_id})
 
 
 async def reap_dead_workers(db: Database, *, now: datetime, older_than: timedelta) -> int:
     """Forget workers that stopped heartbeating. Their leases need no repair: an expired lease
     is claimable as it is."""
     async with db.begin() as conn:
-        result = await conn.execute(workers_sql.REAP_SILENT, {"before": now - older_than})
+        result = await conn.execute(worker_queries.REAP_SILENT, {"before": now - older_than})
     return int(result.rowcount or 0)
 
 
@@ -822,7 +822,7 @@ async def list_deliveries(
     offset: int | None = None,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """A page of a webhook's deliveries, newest first, and the cursor of the next page."""
-    query = sql.PAGE_OF_DELIVERIES.get((cursor is not None, status is not None, bool(offset)))
+    query = queries.PAGE_OF_DELIVERIES.get((cursor is not None, status is not None, bool(offset)))
     params = {
         "account_id": account_id,
         "webhook_id": webhook_id,
@@ -842,10 +842,10 @@ async def get_delivery(
 ) -> dict[str, Any] | None:
     """One delivery with ``attempt_log``: every attempt, oldest first. None if not the
     account's (the API answers 404 either way)."""
-    row = await fetch_one(conn, sql.OWNED_DELIVERY, _owned(account_id, webhook_id, delivery_id))
+    row = await fetch_one(conn, queries.OWNED_DELIVERY, _owned(account_id, webhook_id, delivery_id))
     if row is None:
         return None
-    attempts = (await conn.execute(sql.ATTEMPT_LOG, {"delivery_id": delivery_id})).all()
+    attempts = (await conn.execute(queries.ATTEMPT_LOG, {"delivery_id": delivery_id})).all()
     return {**delivery_json(row), "attempt_log": [attempt_json(a) for a in attempts]}
 
 
@@ -858,8 +858,8 @@ async def retry_delivery(
     the workers (``Connection.wakes_workers``), so a worker picks it up at once."""
     conn.wakes_workers = True
     owned = _owned(account_id, webhook_id, delivery_id)
-    await conn.execute(sql.RETRY_DELIVERY, {**owned, "now": now})
-    row = await fetch_one(conn, sql.OWNED_DELIVERY, owned)
+    await conn.execute(queries.RETRY_DELIVERY, {**owned, "now": now})
+    row = await fetch_one(conn, queries.OWNED_DELIVERY, owned)
     return delivery_json(row) if row is not None else None
 
 
@@ -889,10 +889,11 @@ async def prune_batch(db: Database, *, now: datetime, retention_days: int, batch
     short: the API's writes queue behind it on SQLite."""
     cutoff = now - timedelta(days=retention_days)
     async with db.begin() as conn:
-        doomed = (await conn.scalars(sql.EXPIRED_EVENTS, {"cutoff": cutoff, "limit": batch})).all()
+        expired = {"cutoff": cutoff, "limit": batch}
+        doomed = (await conn.scalars(queries.EXPIRED_EVENTS, expired)).all()
         if not doomed:
             return 0
-        await conn.execute(sql.DELETE_EVENTS, {"ids": list(doomed)})
+        await conn.execute(queries.DELETE_EVENTS, {"ids": list(doomed)})
     return len(doomed)
 
 
@@ -914,15 +915,15 @@ class QueueStats:
 async def worker_heartbeats(db: Database) -> list[tuple[str, datetime]]:
     """(worker id, last heartbeat) of every registered worker."""
     async with db.read() as conn:
-        rows = await conn.execute(workers_sql.HEARTBEATS)
+        rows = await conn.execute(worker_queries.HEARTBEATS)
     return [(row.id, row.heartbeat_at) for row in rows]
 
 
 async def queue_stats(db: Database, *, now: datetime) -> QueueStats:
     async with db.read() as conn:
-        undispatched = await conn.scalar(sql.COUNT_UNDISPATCHED)
-        pending = await conn.scalar(sql.COUNT_PENDING)
-        due_row = (await conn.execute(sql.DUE_NOW, {"now": now})).one()
+        undispatched = await conn.scalar(queries.COUNT_UNDISPATCHED)
+        pending = await conn.scalar(queries.COUNT_PENDING)
+        due_row = (await conn.execute(queries.DUE_NOW, {"now": now})).one()
     oldest = due_row[1]
     if isinstance(oldest, str):  # SQLite aggregates lose the column type
         oldest = datetime.fromisoformat(oldest).replace(tzinfo=now.tzinfo)
@@ -1005,14 +1006,15 @@ async def recover(
     """
     key = {"webhook_id": webhook_id, "account_id": account_id}
     async with db.read() as conn:
-        hook = await fetch_one(conn, sql.WEBHOOK_FOR_RECOVERY, key)
+        hook = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY, key)
     if hook is None:
         return None
     if not hook.is_active:
         raise WebhookNotActive(webhook_id)
     params = _window_params(hook, window)
     queued = 0
-    for find, apply in ((sql.FAILED_BATCH, _schedule_again), (sql.MISSED_BATCH, _create_missed)):
+    steps = ((queries.FAILED_BATCH, _schedule_again), (queries.MISSED_BATCH, _create_missed))
+    for find, apply in steps:
         after = ""
         while True:
             async with db.read() as conn:
@@ -1020,7 +1022,7 @@ async def recover(
             if not found:
                 break
             async with db.begin() as conn:
-                locked = await fetch_one(conn, sql.WEBHOOK_FOR_RECOVERY_LOCKED, key)
+                locked = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY_LOCKED, key)
                 if locked is None or not locked.is_active:
                     return queued  # deleted or disabled meanwhile: stop there
                 done = await apply(conn, locked, found)
@@ -1036,19 +1038,19 @@ async def _schedule_again(conn: Connection, hook: Any, found: Sequence[Any]) -> 
     """Failed/cancelled deliveries (still so) made due now: a new attempt of each. The fan-out
     gave the webhook each of them, so they are owed whatever its filter says now."""
     ids_ = [row.id for row in found]
-    return (await conn.execute(sql.SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})).rowcount
+    return (await conn.execute(queries.SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})).rowcount
 
 
 async def _create_missed(conn: Connection, hook: Any, found: Sequence[Any]) -> int:
     """A delivery for each missed event that still has none to the webhook and that the
     webhook (as locked: its filter now) receives."""
     params = {"webhook_id": hook.id, "ids": [row.id for row in found]}
-    have = {row.event_id for row in await fetch_all(conn, sql.HAVE_DELIVERY, params)}
+    have = {row.event_id for row in await fetch_all(conn, queries.HAVE_DELIVERY, params)}
     missing = await _received_by(conn, hook, [event for event in found if event.id not in have])
     now = utcnow()
     rows = [_delivery_row(event, hook.id, now) for event in missing]
     if rows:
-        await conn.execute_many(sql.INSERT_DELIVERY, rows)
+        await conn.execute_many(queries.INSERT_DELIVERY, rows)
     return len(rows)
 
 
@@ -1066,17 +1068,17 @@ async def count_recoverable(
     """How many deliveries ``recover`` would queue now (the dashboard's preview); None when
     the webhook is not the account's."""
     key = {"webhook_id": webhook_id, "account_id": account_id}
-    hook = await fetch_one(conn, sql.WEBHOOK_FOR_RECOVERY, key)
+    hook = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY, key)
     if hook is None:
         return None
     params = _window_params(hook, window)
-    failed = await fetch_one(conn, sql.FAILED_COUNT, params)
+    failed = await fetch_one(conn, queries.FAILED_COUNT, params)
     total = int(failed.n) if failed is not None else 0
     # The missed events are walked, not counted in SQL: which the webhook gets is the
     # fan-out's rule (its filter runs on the body), as ``recover`` applies it.
     after = ""
     while found := await fetch_all(
-        conn, sql.MISSED_BATCH, {**params, "after": after, "limit": RECOVER_BATCH}
+        conn, queries.MISSED_BATCH, {**params, "after": after, "limit": RECOVER_BATCH}
     ):
         total += len(await _received_by(conn, hook, found))
         after = found[-1].id

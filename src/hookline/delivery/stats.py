@@ -28,7 +28,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hookline.storage.connector import Connection
-from hookline.storage.queries import stats as sql
+from hookline.storage.queries import stats as queries
 from hookline.timeutil import iso
 
 MINUTE = 60
@@ -114,11 +114,11 @@ async def add_to_rollups(conn: Connection, attempts: Sequence[AttemptFacts]) -> 
     sorted order, so concurrent recorders on PostgreSQL never deadlock on them."""
     rows = rollup_rows(attempts)
     if rows:
-        await conn.execute(sql.ADD_TO_ROLLUPS, rows)
+        await conn.execute(queries.ADD_TO_ROLLUPS, rows)
 
 
 async def prune_rollups(conn: Connection, cutoff: datetime) -> int:
-    result = await conn.execute(sql.PRUNE_ROLLUPS, {"cutoff": cutoff})
+    result = await conn.execute(queries.PRUNE_ROLLUPS, {"cutoff": cutoff})
     return int(result.rowcount or 0)
 
 
@@ -177,14 +177,14 @@ async def _counts(
     by_status: Counter[str] = Counter()
     by_latency: Counter[int] = Counter()
     if plan.rollups:
-        sums, params = sql.rollup_sums(webhook_id, plan.rollups)
+        sums, params = queries.rollup_sums(webhook_id, plan.rollups)
         for status, latency, n in await conn.execute(sums, params):
             if latency == ANY_LATENCY:
                 by_status[status] += int(n)
             else:
                 by_latency[latency] += int(n)
     if plan.raw:
-        raw, params = sql.attempts_in(webhook_id, plan.raw)
+        raw, params = queries.attempts_in(webhook_id, plan.raw)
         for row in await conn.execute(raw, params):
             by_status[status_key(row.status_code)] += 1
             by_latency[latency_bin(row.duration_ms)] += 1
@@ -215,7 +215,7 @@ async def webhook_stats(
     by_status, by_latency = await _counts(conn, webhook_id, plan_window(since, until))
     attempts = sum(by_status.values())
     succeeded = sum(n for status, n in by_status.items() if is_success(status))
-    pending = await conn.scalar(sql.PENDING_OF_WEBHOOK, {"webhook_id": webhook_id})
+    pending = await conn.scalar(queries.PENDING_OF_WEBHOOK, {"webhook_id": webhook_id})
     return {
         "webhook_id": webhook_id,
         "since": iso(since),
@@ -258,7 +258,7 @@ async def outcome_series(
     }
     ok: Counter[int] = Counter()
     bad: Counter[int] = Counter()
-    for start, status, n in await conn.execute(sql.OUTCOMES_BY_BUCKET, params):
+    for start, status, n in await conn.execute(queries.OUTCOMES_BY_BUCKET, params):
         moment = _as_datetime(start)
         index = int((moment - first).total_seconds()) // width
         (ok if is_success(status) else bad)[index] += int(n)
