@@ -12,10 +12,14 @@ from hookline.storage.models import events
 from hookline.storage.queries.common import of_account, owned
 from hookline.storage.statements import Query, QueryShapes
 
-_HIGHEST = select(func.coalesce(func.max(events.c.stream_seq), 0))
-LATEST_SEQ = Query(_HIGHEST)
+
+def _highest() -> Select[Any]:
+    return select(func.coalesce(func.max(events.c.stream_seq), 0))
+
+
+LATEST_SEQ = Query(_highest())
 """The highest number handed out to anyone's event; 0 when none."""
-LATEST_SEQ_OF_ACCOUNT = Query(_HIGHEST.where(of_account(events)))
+LATEST_SEQ_OF_ACCOUNT = Query(_highest().where(of_account(events)))
 """The highest number of the account's events; 0 when none."""
 
 SEQ_OF = Query(select(events.c.stream_seq).where(*owned(events)))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, delete, select, update
+from typing import Any
+
+from sqlalchemy import Select, bindparam, delete, select, update
 
 from hookline.storage.models import users
 from hookline.storage.queries.common import of_account, owned, this_row
@@ -20,10 +22,14 @@ SET_PASSWORD_HASH = Query(
 )
 """Replaces the password hash of user ``b_id``."""
 
-_MEMBER = select(users.c.id, users.c.email, users.c.created_at)
-MEMBERS = Query(_MEMBER.where(of_account(users)).order_by(users.c.id))
+
+def _members() -> Select[Any]:
+    return select(users.c.id, users.c.email, users.c.created_at)
+
+
+MEMBERS = Query(_members().where(of_account(users)).order_by(users.c.id))
 """The account's users (id, email, created_at), oldest first."""
-MEMBER = Query(_MEMBER.where(*owned(users)))
+MEMBER = Query(_members().where(*owned(users)))
 
 EMAILS = Query(select(users.c.email).where(of_account(users)).order_by(users.c.id))
 """The e-mail address of each of the account's users, oldest first."""

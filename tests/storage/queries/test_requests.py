@@ -1,5 +1,5 @@
-"""``storage.queries``: every statement the API's requests run is a named query compiled once per
-dialect, so a request compiles nothing once each statement has run once."""
+"""Every statement the API's requests run is a named query of ``storage.queries``, compiled
+once per dialect, so a request compiles nothing once each statement has run once."""
 
 from __future__ import annotations
 
