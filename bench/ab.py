@@ -5,7 +5,8 @@
 
 Each variant is ``NAME=REV[:ENV=VALUE,...]``: ``REV`` is a git revision whose ``src/`` is
 exported (``git archive``) to a temporary directory and put first on the server's
-``PYTHONPATH``, or ``.`` for this checkout as it is; the environment settings go to that server
+``PYTHONPATH``, ``.`` for this checkout as it is, or a directory holding a ``src`` (a variant
+made by hand); the environment settings go to that server
 only. Every server gets a database of its own, seeded alike, and runs pinned to the server core
 (wrk on the load core, as in ``bench.api``). Each round measures every (request, variant) pair
 once, variants alternating, so a drift of the shared host hits all of them alike; the table
@@ -62,9 +63,11 @@ class Variant:
 
 
 def _source(rev: str, into: Path) -> Path:
-    """The ``src`` directory of ``rev`` (``.``: this checkout's)."""
+    """The ``src`` directory of ``rev`` (``.``: this checkout's; a directory: its ``src``)."""
     if rev == ".":
         return ROOT / "src"
+    if Path(rev).is_dir():
+        return Path(rev) / "src"
     target = into / rev.replace("/", "_")
     if not target.exists():
         target.mkdir(parents=True)
