@@ -308,7 +308,7 @@ async def _let_others_run() -> None:
     tail, not the work: at 64 connections the SQLite list page's p99 was 415-2,300 ms and a GET
     by id's 660-1,214 ms with a p50 of 24-100 ms (on asyncio's own loop: 213 and 88 ms). With
     one suspension per read the same runs measured 160 and 70 ms, at no more CPU per request
-    (docs/benchmarks.md, round 9). The read itself stays inline: a thread hand-off costs more.
+    (docs/benchmarks.md, change 31). The read itself stays inline: a thread hand-off costs more.
     """
     await asyncio.sleep(0)
 
