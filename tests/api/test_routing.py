@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import AsyncIterator
 from enum import StrEnum
+from importlib.metadata import version
 from typing import Annotated, Any
 
 import httpx
@@ -239,3 +241,39 @@ async def test_an_endpoint_that_returns_no_response_is_a_500(client: httpx.Async
     response = await client.get("/things/wrong/t1")
     assert response.status_code == 500
     assert response.json()["error"]["code"] == "internal_error"
+
+
+def test_the_fastapi_internals_the_plan_relies_on_are_still_there() -> None:
+    """Fails loudly when a FastAPI upgrade moves what api/routing.py reads (its docstring lists
+    them): re-check the module, then move the pin in pyproject.toml."""
+    major, minor = (int(part) for part in version("fastapi").split(".")[:2])
+    assert (0, 115) <= (major, minor) < (0, 166), "re-check api/routing.py, then move the pin"
+
+    async def endpoint(request: Request, item_id: str, limit: int = 10) -> None: ...
+
+    dependant = APIRoute("/items/{item_id}", endpoint).dependant
+    for attribute in (
+        "call",
+        "dependencies",
+        "name",
+        "request_param_name",
+        "path_params",
+        "query_params",
+        "body_params",
+        "header_params",
+        "cookie_params",
+        "response_param_name",
+        "background_tasks_param_name",
+        "websocket_param_name",
+        "http_connection_param_name",
+        "security_scopes_param_name",
+    ):
+        assert hasattr(dependant, attribute), attribute
+    assert dependant.call is endpoint and dependant.request_param_name == "request"
+    [limit] = dependant.query_params
+    assert (limit.name, limit.alias, limit.default) == ("limit", "limit", 10)
+    assert not limit.field_info.is_required() and limit.field_info.annotation is int
+    assert list(inspect.signature(limit.validate).parameters)[:3] == ["value", "values", "loc"]
+    assert limit.validate("7", {}, loc=("query", "limit")) == (7, [])
+    _, errors = limit.validate("x", {}, loc=("query", "limit"))
+    assert errors and errors[0]["loc"] == ("query", "limit")

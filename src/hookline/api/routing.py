@@ -26,6 +26,13 @@ Every POST endpoint is wrapped in the ``Idempotency-Key`` guard
 (``limits.idempotency.guard``), whichever handler runs it: the guard runs after the dependencies, so
 a replay is authorised like a fresh request, and inside the request's transaction.
 
+FastAPI internals this relies on, in this module only: the ``Dependant`` FastAPI builds for a
+route (``call``, ``dependencies``, ``name``, ``request_param_name``, ``path_params``,
+``query_params``, ``body_params`` and the rest ``_needs_fastapi`` looks at) and each query
+``ModelField``'s ``validate``, ``field_info``, ``alias`` and ``default``. They are not documented API, so the version is pinned in
+pyproject.toml and ``test_the_fastapi_internals_the_plan_relies_on_are_still_there`` fails loudly
+when an upgrade moves them (then re-check this module and move the pin).
+
 OpenAPI is unchanged: FastAPI builds the operation from the decorator and the signature as usual.
 An endpoint that needs anything else (query parameters, an injected ``Response``, a dependency with
 parameters of its own) silently gets FastAPI's own handler, so the route class is safe on any
