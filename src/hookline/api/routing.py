@@ -29,9 +29,10 @@ a replay is authorised like a fresh request, and inside the request's transactio
 FastAPI internals this relies on, in this module only: the ``Dependant`` FastAPI builds for a
 route (``call``, ``dependencies``, ``name``, ``request_param_name``, ``path_params``,
 ``query_params``, ``body_params`` and the rest ``_needs_fastapi`` looks at) and each query
-``ModelField``'s ``validate``, ``field_info``, ``alias`` and ``default``. They are not documented API, so the version is pinned in
-pyproject.toml and ``test_the_fastapi_internals_the_plan_relies_on_are_still_there`` fails loudly
-when an upgrade moves them (then re-check this module and move the pin).
+``ModelField``'s ``validate``, ``field_info``, ``alias`` and ``default``. They are not
+documented API, so the version is pinned in pyproject.toml and
+``test_the_fastapi_internals_the_plan_relies_on_are_still_there`` fails loudly when an upgrade
+moves them (then re-check this module and move the pin).
 
 OpenAPI is unchanged: FastAPI builds the operation from the decorator and the signature as usual.
 An endpoint that needs anything else (query parameters, an injected ``Response``, a dependency with
