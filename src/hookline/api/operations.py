@@ -18,8 +18,8 @@ from hookline.api.deps import (
 from hookline.api.openapi import error_responses
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
-from hookline.delivery import manager
-from hookline.delivery.stats import webhook_stats
+from hookline.domain import recovery as recovery_domain
+from hookline.domain.webhook_stats import webhook_stats
 from hookline.domain.webhooks import get_webhook
 from hookline.errors import Conflict, NotFound, ValidationFailed
 from hookline.schemas.common import Since, Until
@@ -37,7 +37,7 @@ def _not_found(webhook_id: str) -> NotFound:
 
 def checked_window(
     since: datetime, until: datetime | None, *, now: datetime, retention_days: int
-) -> manager.RecoveryWindow:
+) -> recovery_domain.RecoveryWindow:
     """[since, until] with ``until`` at most now (default now), ``since`` within retention and
     before ``until``; a 422 naming the field otherwise."""
     end = min(until, now) if until is not None else now
@@ -50,7 +50,7 @@ def checked_window(
         raise ValidationFailed.for_field("since", "since must not be in the future")
     if since > end:
         raise ValidationFailed.for_field("until", "until must not be before since")
-    return manager.RecoveryWindow(since, end)
+    return recovery_domain.RecoveryWindow(since, end)
 
 
 @router.post(
@@ -86,7 +86,7 @@ async def recover(
     # retry after a crash half-way queues what is left. Shielded: a client that hangs up does
     # not stop a recovery half-way.
     recovery = asyncio.get_running_loop().create_task(
-        manager.recover(db, auth.account_id, webhook_id, window)
+        recovery_domain.recover(db, auth.account_id, webhook_id, window)
     )
     # Referenced until done (the app awaits these at shutdown), as ``background.spawn`` does.
     running: set[asyncio.Task[Any]] = request.app.state.background_tasks
@@ -94,7 +94,7 @@ async def recover(
     recovery.add_done_callback(running.discard)
     try:
         queued = await asyncio.shield(recovery)
-    except manager.WebhookNotActive:
+    except recovery_domain.WebhookNotActive:
         raise Conflict("This webhook is inactive; enable it before recovering.") from None
     if queued is None:
         raise _not_found(webhook_id)
