@@ -3,9 +3,12 @@ deliveries as the API and the dashboard see them, scoped to the account."""
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from hookline.delivery import manager
 from hookline.delivery.retry import Decision
 from hookline.domain import deliveries as deliveries_domain
+from hookline.storage.models import events
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env
 from tests.delivery.test_manager import DAY, URL, record, request
@@ -65,3 +68,24 @@ async def test_list_get_and_retry_for_the_api(env: Env) -> None:
     assert retried is not None and retried["status"] == "pending" and missing is None
     [again] = await manager.claim_due(env.db, request())
     assert (again.delivery_id, again.attempts) == (claims[0].delivery_id, 1)
+
+
+async def test_the_exhausted_alert_carries_the_delivery_as_the_api_shows_it(env: Env) -> None:
+    """One delivery object (``payloads.delivery_out``) for the API and the worker's
+    ``delivery.exhausted`` event: a receiver of the alert sees what GET shows."""
+    account = await env.account()
+    hook, _ = await env.webhook(account, URL)
+    await env.webhook(account, URL, ["delivery.exhausted"])
+    await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    [claim] = await manager.claim_due(env.db, request())
+    await manager.record_outcomes(
+        env.db, "w1", [record(claim, 500, Decision("failed"))], now=utcnow(), disable_after=DAY
+    )
+
+    async with env.db.read() as conn:
+        shown = await deliveries_domain.get_delivery(conn, account, hook, claim.delivery_id)
+        exhausted = events.c.type == "delivery.exhausted"
+        [carried] = (await conn.execute(select(events.c.data).where(exhausted))).scalars()
+    assert shown is not None and shown.pop("attempt_log")
+    assert carried == shown
