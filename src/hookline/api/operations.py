@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -19,38 +19,19 @@ from hookline.api.openapi import error_responses
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
 from hookline.domain import recovery as recovery_domain
+from hookline.domain.operations import DEFAULT_STATS_WINDOW, checked_window
 from hookline.domain.webhook_stats import webhook_stats
 from hookline.domain.webhooks import get_webhook
-from hookline.errors import Conflict, NotFound, ValidationFailed
+from hookline.errors import Conflict, NotFound
 from hookline.schemas.common import Since, Until
 from hookline.schemas.operations import RecoverIn, RecoverOut, StatsOut
 from hookline.timeutil import utcnow
 
 router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["webhooks"], route_class=DirectRoute)
 
-DEFAULT_STATS_WINDOW = timedelta(hours=24)
-
 
 def _not_found(webhook_id: str) -> NotFound:
     return NotFound(f"No webhook with id {webhook_id}.")
-
-
-def checked_window(
-    since: datetime, until: datetime | None, *, now: datetime, retention_days: int
-) -> recovery_domain.RecoveryWindow:
-    """[since, until] with ``until`` at most now (default now), ``since`` within retention and
-    before ``until``; a 422 naming the field otherwise."""
-    end = min(until, now) if until is not None else now
-    oldest = now - timedelta(days=retention_days)
-    if since < oldest:
-        raise ValidationFailed.for_field(
-            "since", f"since must be within the retention period ({retention_days} days)"
-        )
-    if since > now:
-        raise ValidationFailed.for_field("since", "since must not be in the future")
-    if since > end:
-        raise ValidationFailed.for_field("until", "until must not be before since")
-    return recovery_domain.RecoveryWindow(since, end)
 
 
 @router.post(

@@ -16,7 +16,6 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 
 from hookline import mail
-from hookline.api.operations import DEFAULT_STATS_WINDOW, checked_window
 from hookline.dashboard.csrf import CheckedForm
 from hookline.dashboard.listing import field_errors, text
 from hookline.dashboard.sessions import CurrentSession
@@ -24,6 +23,7 @@ from hookline.dashboard.web import PREFIX, Flash, database, not_found, redirect,
 from hookline.domain import recovery as recovery_domain
 from hookline.domain import webhook_stats as stats
 from hookline.domain import webhooks as domain
+from hookline.domain.operations import DEFAULT_STATS_WINDOW, checked_window
 from hookline.errors import ValidationFailed
 from hookline.schemas.operations import RecoverIn
 from hookline.settings import Settings

@@ -12,7 +12,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
-from hookline.api.conformance import run_check
 from hookline.crypto import SecretBox
 from hookline.dashboard.csrf import CheckedForm
 from hookline.dashboard.listing import PAGE_SIZE, cursor_id, field_errors, next_page_url, text
@@ -29,6 +28,7 @@ from hookline.dashboard.web import (
 )
 from hookline.domain import deliveries as deliveries_domain
 from hookline.domain import webhooks as domain
+from hookline.domain.conformance import run_check
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import ValidationFailed
 from hookline.schemas.webhooks import WebhookCreate, WebhookUpdate
