@@ -18,9 +18,9 @@ from hookline.api.deps import (
 from hookline.api.openapi import error_responses
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
-from hookline.delivery import manager
-from hookline.delivery.stats import webhook_stats
+from hookline.domain import recovery as recovery_domain
 from hookline.domain.operations import DEFAULT_STATS_WINDOW, checked_window
+from hookline.domain.webhook_stats import webhook_stats
 from hookline.domain.webhooks import get_webhook
 from hookline.errors import Conflict, NotFound
 from hookline.schemas.common import Since, Until
@@ -67,7 +67,7 @@ async def recover(
     # retry after a crash half-way queues what is left. Shielded: a client that hangs up does
     # not stop a recovery half-way.
     recovery = asyncio.get_running_loop().create_task(
-        manager.recover(db, auth.account_id, webhook_id, window)
+        recovery_domain.recover(db, auth.account_id, webhook_id, window)
     )
     # Referenced until done (the app awaits these at shutdown), as ``background.spawn`` does.
     running: set[asyncio.Task[Any]] = request.app.state.background_tasks
@@ -75,7 +75,7 @@ async def recover(
     recovery.add_done_callback(running.discard)
     try:
         queued = await asyncio.shield(recovery)
-    except manager.WebhookNotActive:
+    except recovery_domain.WebhookNotActive:
         raise Conflict("This webhook is inactive; enable it before recovering.") from None
     if queued is None:
         raise _not_found(webhook_id)

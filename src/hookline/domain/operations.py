@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from hookline.delivery.manager import RecoveryWindow
+from hookline.domain.recovery import RecoveryWindow
 from hookline.errors import ValidationFailed
 
 DEFAULT_STATS_WINDOW = timedelta(hours=24)
