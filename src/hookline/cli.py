@@ -294,6 +294,8 @@ def server_options() -> dict[str, Any]:
         # No WebSocket endpoints: an Upgrade request is answered by the app like any other (the
         # WebSocket protocol would refuse it with a bare 403, outside the contract's body).
         "ws": "none",
+        # uvloop accepting every waiting connection at once, not one per turn (runtime.py).
+        "loop": "hookline.runtime:new_event_loop",
     }
 
 

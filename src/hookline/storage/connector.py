@@ -309,6 +309,9 @@ async def _let_others_run() -> None:
     by id's 660-1,214 ms with a p50 of 24-100 ms (on asyncio's own loop: 213 and 88 ms). With
     one suspension per read the same runs measured 160 and 70 ms, at no more CPU per request
     (docs/benchmarks.md, change 31). The read itself stays inline: a thread hand-off costs more.
+    Most of that tail was connections waiting to be accepted, one per turn of the loop, which a
+    shorter turn sped up (change 32: ``runtime.EagerAcceptLoop`` accepts them all at once); the
+    yield stays because without it these reads cost 6-12% more CPU.
     """
     await asyncio.sleep(0)
 
