@@ -67,7 +67,7 @@ from sqlalchemy.dialects import postgresql
 from hookline import ids
 from hookline.delivery import filters, stats
 from hookline.delivery.payloads import webhook_out
-from hookline.delivery.retry import Decision
+from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision, probe_delay
 from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_payload
 from hookline.storage.connector import Connection
@@ -358,6 +358,31 @@ def _lease_free() -> ColumnElement[bool]:
     return or_(dlv.c.leased_until.is_(None), dlv.c.leased_until < _NOW)
 
 
+# A webhook whose circuit is open (``retry.circuit_open``) is claimable only once its next probe
+# is due, and then one delivery at a time (``PROBE_ROOM``); the claim that takes it holds the
+# next probe back until the attempt's outcome sets it (``_HOLD_PROBES``; a lost worker's hold ends
+# with its lease). The threshold is a literal here, a parameter of the PostgreSQL claim.
+_OPEN_AFTER = literal_column(str(CIRCUIT_OPEN_AFTER), Integer())
+_IS_OPEN = webhooks.c.consecutive_failures >= _OPEN_AFTER
+_PROBE_ALLOWED = or_(
+    webhooks.c.consecutive_failures < _OPEN_AFTER,
+    webhooks.c.next_probe_at.is_(None),
+    webhooks.c.next_probe_at <= _NOW,
+)
+PROBE_ROOM = 1
+_HOLD_PROBES = Query(
+    update(webhooks)
+    .where(in_list(webhooks.c.id, "ids"))
+    .values(next_probe_at=bindparam("b_until", type_=webhooks.c.next_probe_at.type))
+)
+
+
+def _room(req: ClaimRequest, hook: str, circuit_open: bool) -> int:
+    """How many of ``hook``'s due deliveries this claim may take."""
+    slots = PROBE_ROOM if circuit_open else req.per_endpoint
+    return max(0, slots - req.busy.get(hook, 0))
+
+
 def _hooks_with_due_work(skip_saturated: bool) -> Any:
     """Active webhooks with a claimable delivery, the longest-waiting first.
 
@@ -379,15 +404,18 @@ def _hooks_with_due_work(skip_saturated: bool) -> Any:
         .correlate(webhooks)
         .scalar_subquery()
     )
-    hooks = select(webhooks.c.id, first_due.label("first_due")).where(
+    hooks = select(
+        webhooks.c.id, first_due.label("first_due"), _IS_OPEN.label("circuit_open")
+    ).where(
         webhooks.c.is_active == true(),
         webhooks.c.rate_limit.is_(None),  # those are claimed by _claim_rate_limited
+        _PROBE_ALLOWED,
     )
     if skip_saturated:
         hooks = hooks.where(not_in_list(webhooks.c.id, "saturated"))
     probed = hooks.subquery("probed")
     return (
-        select(probed.c.id)
+        select(probed.c.id, probed.c.circuit_open)
         .where(probed.c.first_due.is_not(None))
         .order_by(probed.c.first_due, probed.c.id)
         .limit(bindparam("limit"))
@@ -465,16 +493,14 @@ async def _claim_unlimited_on_sqlite(conn: Connection, req: ClaimRequest) -> lis
     probe: dict[str, Any] = {"now": req.now, "limit": req.limit}
     if saturated:
         probe["saturated"] = saturated
-    hook_ids = [
-        row.id for row in await fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
-    ]
-    if not hook_ids:
+    hooks = await fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
+    if not hooks:
         return []
     due: dict[str, Any] = {"now": req.now}
-    for i, hook in enumerate(hook_ids):
-        due[f"hook_{i}"] = hook
-        due[f"limit_{i}"] = req.per_endpoint - req.busy.get(hook, 0)
-    rows = await fetch_all(conn, _due_rows(len(hook_ids)), due)
+    for i, hook in enumerate(hooks):
+        due[f"hook_{i}"] = hook.id
+        due[f"limit_{i}"] = _room(req, hook.id, bool(hook.circuit_open))
+    rows = await fetch_all(conn, _due_rows(len(hooks)), due)
     oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
     picked = [row.id for row in oldest_first[: req.limit]]
     if not picked:
@@ -483,7 +509,12 @@ async def _claim_unlimited_on_sqlite(conn: Connection, req: ClaimRequest) -> lis
     await conn.execute(
         _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
     )
-    return await _load_claims(conn, picked)
+    claims = await _load_claims(conn, picked)
+    probing = {hook.id for hook in hooks if hook.circuit_open}
+    probed = sorted(probing.intersection(claim.webhook_id for claim in claims))
+    if probed:
+        await conn.execute(_HOLD_PROBES, {"ids": probed, "b_until": until})
+    return claims
 
 
 # PostgreSQL: the same claim as ``_claim``'s four statements, in one (a round trip each was
@@ -505,14 +536,19 @@ WITH busy AS (
             AND deliveries.next_attempt_at <= :now
             AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
         ORDER BY deliveries.next_attempt_at LIMIT 1
-    ) AS first_due
+    ) AS first_due, webhooks.consecutive_failures >= :open_after AS circuit_open
     FROM webhooks
     WHERE webhooks.is_active = true AND webhooks.rate_limit IS NULL
         AND webhooks.id <> ALL (:saturated)
+        AND (webhooks.consecutive_failures < :open_after OR webhooks.next_probe_at IS NULL
+            OR webhooks.next_probe_at <= :now)
 ), hooks AS (
     -- Never more than :limit from one webhook: a row locked here and not leased is one another
-    -- worker's claim skips until this transaction ends.
-    SELECT probed.id, least(:per_endpoint - coalesce(busy.n, 0), :limit) AS room
+    -- worker's claim skips until this transaction ends. An open circuit: one probe at a time.
+    SELECT probed.id, probed.circuit_open, greatest(0, least(
+        CASE WHEN probed.circuit_open THEN :probe_room ELSE :per_endpoint END
+            - coalesce(busy.n, 0),
+        :limit)) AS room
     FROM probed LEFT JOIN busy ON busy.hook = probed.id
     WHERE probed.first_due IS NOT NULL
     ORDER BY probed.first_due, probed.id
@@ -535,6 +571,10 @@ WITH busy AS (
     FROM picked WHERE deliveries.id = picked.id
     RETURNING deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.event_id,
         deliveries.next_attempt_at
+), held AS (
+    UPDATE webhooks SET next_probe_at = :until
+    FROM hooks WHERE webhooks.id = hooks.id AND hooks.circuit_open
+        AND hooks.id IN (SELECT leased.webhook_id FROM leased)
 )
 SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
     webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
@@ -551,6 +591,8 @@ ORDER BY leased.next_attempt_at, leased.id
         bindparam("busy_counts", type_=postgresql.ARRAY(Integer())),
         bindparam("saturated", type_=StringList()),
         bindparam("per_endpoint", type_=Integer()),
+        bindparam("open_after", type_=Integer()),
+        bindparam("probe_room", type_=Integer()),
         bindparam("limit", type_=Integer()),
         bindparam("worker", type_=String()),
         bindparam("until", type_=dlv.c.leased_until.type),
@@ -572,6 +614,8 @@ def _claim_params(req: ClaimRequest) -> dict[str, Any]:
         "busy_counts": [n for _, n in busy],
         "saturated": _saturated(req),
         "per_endpoint": req.per_endpoint,
+        "open_after": CIRCUIT_OPEN_AFTER,
+        "probe_room": PROBE_ROOM,
         "limit": req.limit,
         "worker": req.worker_id,
         "until": req.now + timedelta(seconds=req.lease_seconds),
@@ -1019,8 +1063,24 @@ def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dic
 
 
 _WEBHOOK_HEALTH = Query(
-    select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.is_active).where(
-        in_list(webhooks.c.id, "ids")
+    select(
+        webhooks.c.id,
+        webhooks.c.failing_since,
+        webhooks.c.is_active,
+        webhooks.c.consecutive_failures,
+        webhooks.c.next_probe_at,
+    ).where(in_list(webhooks.c.id, "ids"))
+)
+# The run of failures is counted in SQL (kept * run + failures, kept 0 after a success in the
+# batch), so two workers recording at once both count; one statement for every webhook touched.
+_SET_HEALTH = Query(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("b_id"))
+    .values(
+        failing_since=bindparam("b_since", type_=webhooks.c.failing_since.type),
+        consecutive_failures=webhooks.c.consecutive_failures * bindparam("b_kept", type_=Integer())
+        + bindparam("b_failures", type_=Integer()),
+        next_probe_at=bindparam("b_probe", type_=webhooks.c.next_probe_at.type),
     )
 )
 
@@ -1031,24 +1091,55 @@ async def _update_webhook_health(
     now: datetime,
     disable_after: timedelta,
 ) -> list[str]:
-    """Track each webhook's run of consecutive failures; disable it after a 410, or when the
-    run has lasted ``disable_after``. Returns the ids of webhooks disabled now."""
+    """Track each webhook's run of consecutive failures and its circuit (``retry.probe_delay``);
+    disable it after a 410, or when the run has lasted ``disable_after``. Returns the ids of
+    webhooks disabled now. A healthy webhook's row is only read."""
     if not records:
         return []
     hook_ids = sorted({r.webhook_id for r in records})
     rows = await fetch_all(conn, _WEBHOOK_HEALTH, {"ids": hook_ids})
     disabled: list[str] = []
+    changes: list[dict[str, Any]] = []
     for row in rows:
         mine = sorted((r for r in records if r.webhook_id == row.id), key=lambda r: r.finished_at)
         failing_since, reason = _health_after(row.failing_since, mine, now, disable_after)
-        if failing_since != row.failing_since:
-            await conn.execute(
-                update(webhooks).where(webhooks.c.id == row.id).values(failing_since=failing_since)
-            )
+        change = _circuit_after(row, mine, failing_since)
+        if change is not None:
+            changes.append(change)
         if reason is not None and row.is_active:
             await disable_webhook(conn, row.id, reason, now=now, trace_context=_trace_of(mine))
             disabled.append(row.id)
+    await conn.execute_many(_SET_HEALTH, changes)
     return disabled
+
+
+def _circuit_after(
+    row: Any, records: Sequence[AttemptRecord], failing_since: datetime | None
+) -> dict[str, Any] | None:
+    """``_SET_HEALTH``'s parameters after these attempts (in time order), None if unchanged."""
+    last_success = max((i for i, r in enumerate(records) if r.succeeded), default=None)
+    failures = len(records) - (0 if last_success is None else last_success + 1)
+    kept = 1 if last_success is None else 0
+    run = row.consecutive_failures * kept + failures
+    probe_at = None
+    if failures:
+        last = records[-1].finished_at
+        delay = probe_delay(run, (last - (failing_since or last)).total_seconds())
+        probe_at = last + timedelta(seconds=delay) if delay is not None else None
+    unchanged = (failing_since, run, probe_at) == (
+        row.failing_since,
+        row.consecutive_failures,
+        row.next_probe_at,
+    )
+    if unchanged:
+        return None
+    return {
+        "b_id": row.id,
+        "b_since": failing_since,
+        "b_kept": kept,
+        "b_failures": failures,
+        "b_probe": probe_at,
+    }
 
 
 def _health_after(
@@ -1324,7 +1415,22 @@ async def retry_delivery(
         .values(status="pending", next_attempt_at=now, updated_at=now)
     )
     row = await _owned_delivery(conn, account_id, webhook_id, delivery_id)
+    if row is not None:
+        await _probe_now(conn, account_id, webhook_id)
     return delivery_json(row) if row is not None else None
+
+
+_PROBE_NOW = Query(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("b_id"), webhooks.c.account_id == bindparam("b_account"))
+    .values(next_probe_at=None)
+)
+
+
+async def _probe_now(conn: Connection, account_id: str, webhook_id: str) -> None:
+    """Someone asked for an attempt now (a manual retry, a test event): if the webhook's circuit
+    is open, its next probe is due at once instead of after the pause (``retry.probe_delay``)."""
+    await conn.execute(_PROBE_NOW, {"b_id": webhook_id, "b_account": account_id})
 
 
 def _owned(account_id: str, webhook_id: str, delivery_id: str) -> tuple[Any, ...]:
@@ -1346,6 +1452,7 @@ async def _owned_delivery(
 async def insert_test_event(conn: Connection, account_id: str, webhook_id: str) -> str:
     """The outbox row of ``POST /v1/webhooks/{id}/test``: a ``webhook.test`` event for that
     webhook alone. Returns the event id."""
+    await _probe_now(conn, account_id, webhook_id)
     return await record_event(
         conn,
         account_id,
