@@ -31,7 +31,6 @@ from bench.procs import LOAD_CORE, SERVER_CORE, Proc, start_hookline, start_modu
 from bench.seed import Account
 
 ROOT = Path(__file__).resolve().parent.parent
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -55,11 +54,6 @@ def _rates() -> dict[str, float]:
     return {k: float(v) for k, v in (pair.split("=", 1) for pair in spec.split(","))}
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
 def _cli(env: dict[str, str], *args: str) -> str:
     done = subprocess.run(
         [sys.executable, "-m", "hookline", *args],
@@ -76,33 +70,6 @@ def _account(env: dict[str, str]) -> Account:
     _cli(env, "migrate")
     made = orjson.loads(_cli(env, "accounts", "create", "isolation").strip().splitlines()[-1])
     return Account(account_id=made["account_id"], api_key=made["api_key"], sample_ids=())
-
-
-def _failing_attempts(env: dict[str, str], url: str) -> int:
-    del url
-    script = (
-        "import asyncio, sys\n"
-        "from sqlalchemy import text\n"
-        "from hookline.settings import Settings\n"
-        "from hookline.storage.db import Database\n"
-        "async def main():\n"
-        "    db = Database(Settings())\n"
-        "    async with db.read() as conn:\n"
-        '        n = await conn.scalar(text("SELECT count(*) FROM delivery_attempts a JOIN '
-        "webhooks w ON w.id = a.webhook_id WHERE w.url LIKE '%/fail-%'\"))\n"
-        "    await db.dispose()\n"
-        "    print(n)\n"
-        "asyncio.run(main())\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    return int(done.stdout.strip() or -1)
 
 
 def _profile(server: Proc, tag: str, seconds: float) -> subprocess.Popen[bytes] | None:
@@ -140,11 +107,11 @@ def _window(
                     server.base_url, account.api_key, f"{receiver.base_url}/{kind}-{tag}"
                 )
         time.sleep(0.5)
-        cpu = _cpu_seconds(server.process.pid)
+        cpu = delivery.cpu_seconds(server.process.pid)
         spy = _profile(server, tag, seconds)
         plan: Any = type("P", (), {"latency_seconds": seconds})
         stats = delivery._latency_run(plan, server, account, receiver, healthy, rate)
-        used = _cpu_seconds(server.process.pid) - cpu
+        used = delivery.cpu_seconds(server.process.pid) - cpu
         if spy is not None:
             spy.wait(timeout=60)
     finally:
@@ -155,7 +122,7 @@ def _window(
         stats["p50_ms"] or 0.0,
         stats["p99_ms"] or 0.0,
         used / max(1, stats["post_ok"]) * 1e6,
-        _failing_attempts(env, url) if noisy else 0,
+        delivery.receiver_stats(receiver, f"fail-{tag}")["failed"],
         stats["count"],
     )
 

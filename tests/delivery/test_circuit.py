@@ -14,6 +14,7 @@ from hookline.delivery import manager
 from hookline.delivery.manager import AttemptRecord, ClaimRequest
 from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision
 from hookline.delivery.sender import AttemptResult
+from hookline.domain.webhooks import update_webhook
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env
@@ -230,3 +231,18 @@ def _paced(requests: list[RecordedRequest]) -> int:
             break
         paced += 1
     return paced
+
+
+async def test_turning_a_webhook_back_on_closes_its_circuit(env: Env) -> None:
+    account, failing, _ = await hooks_with_events(env, 1)
+    await set_circuit(
+        env,
+        failing,
+        is_active=False,
+        consecutive_failures=40,
+        next_probe_at=utcnow() + timedelta(minutes=5),
+    )
+    async with env.db.begin() as conn:
+        await update_webhook(conn, account, failing, {"is_active": True})
+    row = await env.webhook_row(failing)
+    assert (row.is_active, row.consecutive_failures, row.next_probe_at) == (True, 0, None)

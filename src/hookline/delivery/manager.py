@@ -572,9 +572,15 @@ WITH busy AS (
     RETURNING deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.event_id,
         deliveries.next_attempt_at
 ), held AS (
+    -- A probe taken holds the next one back. SKIP LOCKED: never wait for a webhook row here
+    -- while holding delivery rows (a PATCH locks them the other way round); a hold skipped is
+    -- set by the probe's outcome anyway.
     UPDATE webhooks SET next_probe_at = :until
-    FROM hooks WHERE webhooks.id = hooks.id AND hooks.circuit_open
-        AND hooks.id IN (SELECT leased.webhook_id FROM leased)
+    WHERE webhooks.id IN (
+        SELECT open_hook.id FROM webhooks AS open_hook JOIN hooks ON hooks.id = open_hook.id
+        WHERE hooks.circuit_open AND open_hook.id IN (SELECT leased.webhook_id FROM leased)
+        FOR UPDATE OF open_hook SKIP LOCKED
+    )
 )
 SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
     webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
