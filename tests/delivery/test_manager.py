@@ -1,4 +1,5 @@
-"""The delivery SQL (manager.py) against real migrated databases, SQLite and PostgreSQL."""
+"""The delivery engine (manager.py, its statements in storage/queries/deliveries.py) against real
+migrated databases, SQLite and PostgreSQL: every claim test runs on both forms of the claim."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Every SQL statement of the delivery engine (as procrastinate's ``manager.py``).
+"""The delivery engine's decisions (as procrastinate's ``manager.py``): what to fan out, what to
+claim, what an outcome changes. Its statements are in ``storage.queries.deliveries`` (and
+``storage.queries.workers``); this module runs them and never builds SQL.
 
 Life of a delivery
 ------------------
@@ -38,31 +40,10 @@ the cancel UPDATE takes the same row locks as the claim.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
-
-from sqlalchemy import (
-    ColumnElement,
-    Integer,
-    String,
-    and_,
-    bindparam,
-    delete,
-    false,
-    func,
-    insert,
-    literal_column,
-    or_,
-    select,
-    text,
-    true,
-    union_all,
-    update,
-)
-from sqlalchemy.dialects import postgresql
 
 from hookline import ids
 from hookline.delivery import filters, stats
@@ -72,44 +53,15 @@ from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_payload
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database, fetch_all, fetch_one
-from hookline.storage.lists import StringList, in_list, not_in_list
-from hookline.storage.models import deliveries as dlv
-from hookline.storage.models import delivery_attempts, events, webhooks, workers
 from hookline.storage.outbox import record_event
-from hookline.storage.statements import Query
+from hookline.storage.queries import deliveries as queries
+from hookline.storage.queries import workers as worker_queries
 from hookline.timeutil import iso, utcnow
 
 TEST_EVENT_TYPE = "webhook.test"
 # Alerts about one webhook (events.about_webhook_id): never delivered to that webhook.
 ALERT_EVENT_TYPES = ("webhook.disabled", "delivery.exhausted")
-# SQLite and PostgreSQL only use the partial indexes (ix_deliveries_due, ix_events_undispatched)
-# when the query repeats their predicate as a constant, not as a bound parameter.
-IS_PENDING = dlv.c.status == literal_column("'pending'")
-IS_UNDISPATCHED = events.c.dispatched == false()
 LAST_ERROR_LIMIT = 1000
-
-# The worker's statements are built once, at import, with named bind parameters, never per call:
-# building a Core statement costs more than running it (150-450 µs each on the benchmark machine,
-# several per claim cycle; docs/benchmarks.md). A list is one parameter (``storage.lists``), so
-# a statement's SQL is the same for any length and the drivers reuse its prepared form. The hot
-# ones are ``Query``s, compiled once per dialect (``storage.statements``). Row locks are written
-# once, for PostgreSQL: SQLite's compiler drops ``FOR UPDATE``, and its single writer
-# (``BEGIN IMMEDIATE``) already serializes the worker's transactions.
-_NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
-# A delivery as the deliveries API shows it (``delivery_json``).
-_DELIVERY_COLUMNS = (
-    dlv.c.id,
-    dlv.c.webhook_id,
-    dlv.c.event_id,
-    dlv.c.event_type,
-    dlv.c.status,
-    dlv.c.attempts,
-    dlv.c.last_status_code,
-    dlv.c.last_error,
-    dlv.c.next_attempt_at,
-    dlv.c.created_at,
-    dlv.c.updated_at,
-)
 
 
 # -- dispatch: events -> deliveries ----------------------------------------------------------
@@ -139,7 +91,7 @@ async def dispatch_events(db: Database, *, now: datetime, batch_size: int = 500)
 
 
 async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> DispatchResult:
-    pending = await fetch_all(conn, _UNDISPATCHED, {"limit": batch_size})
+    pending = await fetch_all(conn, queries.UNDISPATCHED, {"limit": batch_size})
     if not pending:
         return DispatchResult(0, 0)
     hooks = await _active_webhooks(conn, {row.account_id for row in pending})
@@ -150,65 +102,11 @@ async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> Dispatc
         for hook_id in _targets(event, hooks, bodies)
     ]
     if rows:
-        await conn.execute_many(_INSERT_DELIVERY, rows)
-    await conn.execute(_MARK_DISPATCHED, {"ids": [row.id for row in pending]})
-    await _number_for_stream(conn, [row.id for row in pending])
+        await conn.execute_many(queries.INSERT_DELIVERY, rows)
+    await conn.execute(queries.MARK_DISPATCHED, {"ids": [row.id for row in pending]})
+    # Numbered in commit order for the event stream (see the statement's module).
+    await queries.number_for_stream(conn, [row.id for row in pending])
     return DispatchResult(len(pending), len(rows))
-
-
-# The stream (GET /v1/events/stream) reads events in commit order, which event ids are not
-# (ids are made before the transaction commits, and concurrent transactions commit in any
-# order). The dispatcher numbers each batch as it marks it dispatched, and on PostgreSQL
-# holds a transaction lock while it does, so numbers are handed out one dispatch transaction
-# at a time: a number is never committed after a higher one (SQLite's single writer
-# serializes dispatches anyway). A reader that saw number N never later finds a new one below.
-_STREAM_LOCK = Query(
-    select(func.pg_advisory_xact_lock(literal_column("7264711845227365")).label("locked"))
-)
-_LAST_STREAM_SEQ = Query(select(func.coalesce(func.max(events.c.stream_seq), 0).label("last")))
-_SET_STREAM_SEQ = Query(
-    update(events)
-    .where(events.c.id == bindparam("b_id"))
-    .values(stream_seq=bindparam("b_seq", type_=events.c.stream_seq.type))
-)
-
-
-async def _number_for_stream(conn: Connection, event_ids: Sequence[str]) -> None:
-    if conn.dialect.name == "postgresql":
-        await fetch_all(conn, _STREAM_LOCK, {})
-    last = (await fetch_all(conn, _LAST_STREAM_SEQ, {}))[0].last
-    rows = [{"b_id": event_id, "b_seq": int(last) + i} for i, event_id in enumerate(event_ids, 1)]
-    await conn.execute_many(_SET_STREAM_SEQ, rows)
-
-
-_UNDISPATCHED = Query(
-    select(
-        events.c.id,
-        events.c.account_id,
-        events.c.type,
-        events.c.target_webhook_id,
-        events.c.about_webhook_id,
-        events.c.created_at,
-    )
-    .where(IS_UNDISPATCHED)
-    .order_by(events.c.id)
-    .limit(bindparam("limit"))
-    # Several workers dispatch concurrently: each takes a disjoint batch.
-    .with_for_update(skip_locked=True)
-)
-_MARK_DISPATCHED = Query(update(events).where(in_list(events.c.id, "ids")).values(dispatched=True))
-
-_ACTIVE_WEBHOOKS = Query(
-    select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.filter)
-    .where(
-        in_list(webhooks.c.account_id, "accounts"),
-        webhooks.c.is_active == true(),
-    )
-    .order_by(webhooks.c.id)
-    # FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then cascades
-    # its new deliveries) instead of failing our INSERT on the foreign key.
-    .with_for_update(read=True, key_share=True)
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +119,7 @@ class _Target:
 async def _active_webhooks(conn: Connection, account_ids: set[str]) -> dict[str, list[_Target]]:
     """Active webhooks by account."""
     by_account: dict[str, list[_Target]] = {}
-    for row in await fetch_all(conn, _ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
+    for row in await fetch_all(conn, queries.ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
         by_account.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
     return by_account
 
@@ -249,13 +147,6 @@ def _receives(hook: _Target, event: Any, bodies: Mapping[str, dict[str, Any]]) -
     )
 
 
-_EVENT_BODIES = Query(
-    select(
-        events.c.id, events.c.type, events.c.created_at, events.c.data, events.c.previous_attributes
-    ).where(in_list(events.c.id, "ids"))
-)
-
-
 async def _bodies_for_filters(
     conn: Connection, pending: Sequence[Any], hooks: Mapping[str, list[_Target]]
 ) -> dict[str, dict[str, Any]]:
@@ -267,11 +158,8 @@ async def _bodies_for_filters(
         return {}
     return {
         row.id: event_payload(row.id, row.type, row.created_at, row.data, row.previous_attributes)
-        for row in await fetch_all(conn, _EVENT_BODIES, {"ids": wanted})
+        for row in await fetch_all(conn, queries.EVENT_BODIES, {"ids": wanted})
     }
-
-
-_INSERT_DELIVERY = Query(insert(dlv))
 
 
 def _delivery_row(event: Any, webhook_id: str, now: datetime) -> dict[str, Any]:
@@ -323,25 +211,6 @@ class Claim:
     """The W3C traceparent stored with the event: the attempt's span joins that trace."""
 
 
-# A claim's row: what ``_claim_of`` reads.
-_CLAIM_COLUMNS = (
-    dlv.c.id,
-    dlv.c.webhook_id,
-    dlv.c.attempts,
-    webhooks.c.url,
-    webhooks.c.secret_enc,
-    webhooks.c.previous_secret_enc,
-    webhooks.c.previous_secret_expires_at,
-    events.c.id.label("event_id"),
-    events.c.type,
-    events.c.created_at,
-    events.c.data,
-    events.c.previous_attributes,
-    webhooks.c.headers_enc,
-    events.c.trace_context,
-)
-
-
 @dataclass(frozen=True)
 class ClaimRequest:
     worker_id: str
@@ -354,114 +223,15 @@ class ClaimRequest:
     """In-flight sends per webhook in this worker."""
 
 
-def _lease_free() -> ColumnElement[bool]:
-    return or_(dlv.c.leased_until.is_(None), dlv.c.leased_until < _NOW)
-
-
-# A webhook whose circuit is open (``retry.circuit_open``) is claimable only once its next probe
-# is due, and then one delivery at a time (``PROBE_ROOM``); the claim that takes it holds the
-# next probe back until the attempt's outcome sets it (``_HOLD_PROBES``; a lost worker's hold ends
-# with its lease). The threshold is a literal here, a parameter of the PostgreSQL claim.
-_OPEN_AFTER = literal_column(str(CIRCUIT_OPEN_AFTER), Integer())
-_IS_OPEN = webhooks.c.consecutive_failures >= _OPEN_AFTER
-_PROBE_ALLOWED = or_(
-    webhooks.c.consecutive_failures < _OPEN_AFTER,
-    webhooks.c.next_probe_at.is_(None),
-    webhooks.c.next_probe_at <= _NOW,
-)
-PROBE_ROOM = 1
-_HOLD_PROBES = Query(
-    update(webhooks)
-    .where(in_list(webhooks.c.id, "ids"))
-    .values(next_probe_at=bindparam("b_until", type_=webhooks.c.next_probe_at.type))
-)
-
-
-def _room(req: ClaimRequest, hook: str, circuit_open: bool) -> int:
-    """How many of ``hook``'s due deliveries this claim may take."""
-    slots = PROBE_ROOM if circuit_open else req.per_endpoint
-    return max(0, slots - req.busy.get(hook, 0))
-
-
-def _hooks_with_due_work(skip_saturated: bool) -> Any:
-    """Active webhooks with a claimable delivery, the longest-waiting first.
-
-    One index probe per webhook (``ix_deliveries_webhook_due``: its first lease-free due row),
-    so the cost grows with the number of active webhooks, never with one endpoint's backlog. A
-    webhook whose slots are all busy in this worker (``saturated``) is skipped without being
-    probed.
-    """
-    first_due = (
-        select(dlv.c.next_attempt_at)
-        .where(
-            dlv.c.webhook_id == webhooks.c.id,
-            IS_PENDING,
-            dlv.c.next_attempt_at <= _NOW,
-            _lease_free(),
-        )
-        .order_by(dlv.c.next_attempt_at)
-        .limit(1)
-        .correlate(webhooks)
-        .scalar_subquery()
-    )
-    hooks = select(
-        webhooks.c.id, first_due.label("first_due"), _IS_OPEN.label("circuit_open")
-    ).where(
-        webhooks.c.is_active == true(),
-        webhooks.c.rate_limit.is_(None),  # those are claimed by _claim_rate_limited
-        _PROBE_ALLOWED,
-    )
-    if skip_saturated:
-        hooks = hooks.where(not_in_list(webhooks.c.id, "saturated"))
-    probed = hooks.subquery("probed")
-    return (
-        select(probed.c.id, probed.c.circuit_open)
-        .where(probed.c.first_due.is_not(None))
-        .order_by(probed.c.first_due, probed.c.id)
-        .limit(bindparam("limit"))
-    )
-
-
-_HOOKS_WITH_DUE_WORK = {flag: Query(_hooks_with_due_work(flag)) for flag in (False, True)}
-
-
-@functools.lru_cache(maxsize=256)
-def _due_rows(hooks: int) -> Query:
-    """Each of ``hooks`` webhooks' oldest claimable deliveries, up to its free slots, in one
-    statement (parameters ``hook_<i>`` and ``limit_<i>``); built once per count."""
-    parts = []
-    for i in range(hooks):
-        part = (
-            select(dlv.c.id, dlv.c.next_attempt_at)
-            .where(
-                dlv.c.webhook_id == bindparam(f"hook_{i}"),
-                IS_PENDING,
-                dlv.c.next_attempt_at <= _NOW,
-                _lease_free(),
-            )
-            .order_by(dlv.c.next_attempt_at, dlv.c.id)
-            .limit(bindparam(f"limit_{i}"))
-        )
-        parts.append(part.subquery().select())
-    return Query(union_all(*parts) if len(parts) > 1 else parts[0])
-
-
-_LEASE = Query(
-    update(dlv)
-    .where(in_list(dlv.c.id, "ids"))
-    .values(leased_by=bindparam("b_worker"), leased_until=bindparam("b_until"), updated_at=_NOW)
-)
-
-
 async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     """Lease up to ``req.limit`` due deliveries of active webhooks, at most ``per_endpoint``
     in flight per webhook (counting ``req.busy``), the longest-waiting webhooks first.
 
-    Claims go webhook by webhook (``_hooks_with_due_work``, then ``_due_rows``), so a hanging
-    endpoint's backlog costs nothing to step over. On SQLite these run one after another, inline,
-    and the single writer (``BEGIN IMMEDIATE``) serializes claims. On PostgreSQL the same steps
-    are one statement (``_CLAIM_ON_POSTGRES``) that locks the rows it takes ``FOR UPDATE SKIP
-    LOCKED``, so concurrent workers take disjoint rows without waiting.
+    Claims go webhook by webhook, so a hanging endpoint's backlog costs nothing to step over.
+    The claim has two forms, side by side in ``storage.queries.deliveries``: on SQLite four
+    statements run inline, and the single writer (``BEGIN IMMEDIATE``) serializes claims; on
+    PostgreSQL one statement (``CLAIM_ON_POSTGRES``) that locks the rows it takes ``FOR UPDATE
+    SKIP LOCKED``, so concurrent workers take disjoint rows without waiting.
     """
     if req.limit <= 0:
         return []  # no transaction for nothing
@@ -471,7 +241,7 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
         if rest.limit <= 0:
             return limited
         # One statement is a transaction of its own: one round trip, no BEGIN or COMMIT.
-        return limited + await _claim_on_postgres(db, rest)
+        return limited + await _claim_unlimited(db, rest)
     async with db.begin() as conn:
         return await _claim(conn, req)
 
@@ -483,150 +253,28 @@ async def _claim(conn: Connection, request: ClaimRequest) -> list[Claim]:
     req = _after(request, limited)
     if req.limit <= 0:
         return limited
-    if conn.dialect.name == "postgresql":
-        return limited + await _claim_on_postgres(conn, req)
-    return limited + await _claim_unlimited_on_sqlite(conn, req)
+    return limited + await _claim_unlimited(conn, req)
 
 
-async def _claim_unlimited_on_sqlite(conn: Connection, req: ClaimRequest) -> list[Claim]:
-    saturated = _saturated(req)
-    probe: dict[str, Any] = {"now": req.now, "limit": req.limit}
-    if saturated:
-        probe["saturated"] = saturated
-    hooks = await fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
-    if not hooks:
-        return []
-    due: dict[str, Any] = {"now": req.now}
-    for i, hook in enumerate(hooks):
-        due[f"hook_{i}"] = hook.id
-        due[f"limit_{i}"] = _room(req, hook.id, bool(hook.circuit_open))
-    rows = await fetch_all(conn, _due_rows(len(hooks)), due)
-    oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
-    picked = [row.id for row in oldest_first[: req.limit]]
-    if not picked:
-        return []
-    until = req.now + timedelta(seconds=req.lease_seconds)
-    await conn.execute(
-        _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
+async def _claim_unlimited(source: Database | Connection, req: ClaimRequest) -> list[Claim]:
+    """The claim of webhooks without a rate limit: on PostgreSQL in ``source`` (the
+    ``Database``: autocommit), on SQLite in the caller's transaction."""
+    params = queries.claim_params(
+        worker=req.worker_id,
+        now=req.now,
+        until=req.now + timedelta(seconds=req.lease_seconds),
+        limit=req.limit,
+        per_endpoint=req.per_endpoint,
+        busy=req.busy,
+        saturated=_saturated(req),
+        open_after=CIRCUIT_OPEN_AFTER,
+        probe_room=PROBE_ROOM,
     )
-    claims = await _load_claims(conn, picked)
-    probing = {hook.id for hook in hooks if hook.circuit_open}
-    probed = sorted(probing.intersection(claim.webhook_id for claim in claims))
-    if probed:
-        await conn.execute(_HOLD_PROBES, {"ids": probed, "b_until": until})
-    return claims
+    return [_claim_of(row) for row in await queries.claim_unlimited(source, params)]
 
 
-# PostgreSQL: the same claim as ``_claim``'s four statements, in one (a round trip each was
-# most of a claim round's time: the worker's claim rounds ran back to back at full speed, and a
-# round took 14 ms for ~32 claims; docs/benchmarks.md). Steps, as CTEs: the webhooks with due
-# work and their free slots (``_hooks_with_due_work``), each one's oldest claimable rows locked
-# SKIP LOCKED (``_due_rows``, as a LATERAL join), the oldest ``limit`` of those leased
-# (``_LEASE``), and the claims read back (``_CLAIMS``). The predicates repeat those of the
-# Core statements above, literally, so the partial indexes serve them.
-_CLAIM_ON_POSTGRES = Query(
-    text(
-        """
-WITH busy AS (
-    SELECT hook, n FROM unnest(:busy_hooks, :busy_counts) AS b(hook, n)
-), probed AS (
-    SELECT webhooks.id, (
-        SELECT deliveries.next_attempt_at FROM deliveries
-        WHERE deliveries.webhook_id = webhooks.id AND deliveries.status = 'pending'
-            AND deliveries.next_attempt_at <= :now
-            AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
-        ORDER BY deliveries.next_attempt_at LIMIT 1
-    ) AS first_due, webhooks.consecutive_failures >= :open_after AS circuit_open
-    FROM webhooks
-    WHERE webhooks.is_active = true AND webhooks.rate_limit IS NULL
-        AND webhooks.id <> ALL (:saturated)
-        AND (webhooks.consecutive_failures < :open_after OR webhooks.next_probe_at IS NULL
-            OR webhooks.next_probe_at <= :now)
-), hooks AS (
-    -- Never more than :limit from one webhook: a row locked here and not leased is one another
-    -- worker's claim skips until this transaction ends. An open circuit: one probe at a time.
-    SELECT probed.id, probed.circuit_open, greatest(0, least(
-        CASE WHEN probed.circuit_open THEN :probe_room ELSE :per_endpoint END
-            - coalesce(busy.n, 0),
-        :limit)) AS room
-    FROM probed LEFT JOIN busy ON busy.hook = probed.id
-    WHERE probed.first_due IS NOT NULL
-    ORDER BY probed.first_due, probed.id
-    LIMIT :limit
-), due AS (
-    SELECT oldest.id, oldest.next_attempt_at
-    FROM hooks CROSS JOIN LATERAL (
-        SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
-        WHERE deliveries.webhook_id = hooks.id AND deliveries.status = 'pending'
-            AND deliveries.next_attempt_at <= :now
-            AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
-        ORDER BY deliveries.next_attempt_at, deliveries.id
-        LIMIT hooks.room
-        FOR UPDATE SKIP LOCKED
-    ) AS oldest
-), picked AS (
-    SELECT id FROM due ORDER BY next_attempt_at, id LIMIT :limit
-), leased AS (
-    UPDATE deliveries SET leased_by = :worker, leased_until = :until, updated_at = :now
-    FROM picked WHERE deliveries.id = picked.id
-    RETURNING deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.event_id,
-        deliveries.next_attempt_at
-), held AS (
-    -- A probe taken holds the next one back. SKIP LOCKED: never wait for a webhook row here
-    -- while holding delivery rows (a PATCH locks them the other way round); a hold skipped is
-    -- set by the probe's outcome anyway.
-    UPDATE webhooks SET next_probe_at = :until
-    WHERE webhooks.id IN (
-        SELECT open_hook.id FROM webhooks AS open_hook JOIN hooks ON hooks.id = open_hook.id
-        WHERE hooks.circuit_open AND open_hook.id IN (SELECT leased.webhook_id FROM leased)
-        FOR UPDATE OF open_hook SKIP LOCKED
-    )
-)
-SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
-    webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
-    events.type, events.created_at, events.data, events.previous_attributes, webhooks.headers_enc,
-    events.trace_context
-FROM leased
-JOIN webhooks ON webhooks.id = leased.webhook_id
-JOIN events ON events.id = leased.event_id
-ORDER BY leased.next_attempt_at, leased.id
-"""
-    )
-    .bindparams(
-        bindparam("busy_hooks", type_=StringList()),
-        bindparam("busy_counts", type_=postgresql.ARRAY(Integer())),
-        bindparam("saturated", type_=StringList()),
-        bindparam("per_endpoint", type_=Integer()),
-        bindparam("open_after", type_=Integer()),
-        bindparam("probe_room", type_=Integer()),
-        bindparam("limit", type_=Integer()),
-        bindparam("worker", type_=String()),
-        bindparam("until", type_=dlv.c.leased_until.type),
-        _NOW,
-    )
-    .columns(*_CLAIM_COLUMNS)
-)
-
-
-async def _claim_on_postgres(source: Database | Connection, req: ClaimRequest) -> list[Claim]:
-    rows = await fetch_all(source, _CLAIM_ON_POSTGRES, _claim_params(req))
-    return [_claim_of(row) for row in rows]
-
-
-def _claim_params(req: ClaimRequest) -> dict[str, Any]:
-    busy = sorted(req.busy.items())
-    return {
-        "busy_hooks": [hook for hook, _ in busy],
-        "busy_counts": [n for _, n in busy],
-        "saturated": _saturated(req),
-        "per_endpoint": req.per_endpoint,
-        "open_after": CIRCUIT_OPEN_AFTER,
-        "probe_room": PROBE_ROOM,
-        "limit": req.limit,
-        "worker": req.worker_id,
-        "until": req.now + timedelta(seconds=req.lease_seconds),
-        "now": req.now,
-    }
+# A webhook whose circuit is open (``retry.circuit_open``) is claimed one delivery at a time.
+PROBE_ROOM = 1
 
 
 def _saturated(req: ClaimRequest) -> list[str]:
@@ -657,48 +305,6 @@ RATE_MARGIN_US = 25_000
 # A worker that reaches an attempt later than this past its slot gives it back (released, to
 # be claimed again in a later window): an attempt then never starts outside the margin.
 RATE_LATENESS = timedelta(microseconds=RATE_MARGIN_US - 2_000)
-
-
-def _rate_limited_with_due_work(*, lock: bool) -> Any:
-    due = (
-        select(dlv.c.id)
-        .where(dlv.c.webhook_id == webhooks.c.id, IS_PENDING, dlv.c.next_attempt_at <= _NOW)
-        .where(_lease_free())
-        .correlate(webhooks)
-        .exists()
-    )
-    query = (
-        select(webhooks.c.id, webhooks.c.rate_limit, webhooks.c.rate_starts)
-        .where(webhooks.c.rate_limit.is_not(None), webhooks.c.is_active == true(), due)
-        .order_by(webhooks.c.id)
-    )
-    if lock:
-        query = query.where(not_in_list(webhooks.c.id, "saturated")).with_for_update(
-            skip_locked=True, key_share=True
-        )
-    return query
-
-
-_RATE_LIMITED_TO_CLAIM = Query(_rate_limited_with_due_work(lock=True))
-_RATE_LIMITED_WAITING = Query(_rate_limited_with_due_work(lock=False))
-_ANY_RATE_LIMITED_DUE = Query(_rate_limited_with_due_work(lock=False).limit(1))
-_RATE_LIMITED_DUE_ROWS = Query(
-    select(dlv.c.id)
-    .where(
-        dlv.c.webhook_id == bindparam("hook"),
-        IS_PENDING,
-        dlv.c.next_attempt_at <= _NOW,
-        _lease_free(),
-    )
-    .order_by(dlv.c.next_attempt_at, dlv.c.id)
-    .limit(bindparam("limit"))
-    .with_for_update(skip_locked=True)
-)
-_SET_RATE_STARTS = Query(
-    update(webhooks)
-    .where(webhooks.c.id == bindparam("b_id"))
-    .values(rate_starts=bindparam("b_starts", type_=webhooks.c.rate_starts.type))
-)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -749,7 +355,7 @@ def _after(req: ClaimRequest, claims: Sequence[Claim]) -> ClaimRequest:
 async def claim_rate_limited(db: Database, req: ClaimRequest) -> list[Claim]:
     """PostgreSQL outside a transaction: one look (autocommit) whether any rate-limited webhook
     has due work, and only then the locking claim in a transaction of its own."""
-    if not await fetch_all(db, _ANY_RATE_LIMITED_DUE, {"now": req.now}):
+    if not await fetch_all(db, queries.ANY_RATE_LIMITED_DUE, {"now": req.now}):
         return []
     async with db.begin() as conn:
         return await _claim_rate_limited(conn, req)
@@ -759,7 +365,7 @@ async def _claim_rate_limited(conn: Connection, req: ClaimRequest) -> list[Claim
     params = {"now": req.now, "saturated": _saturated(req)}
     picked: list[str] = []
     windows: list[dict[str, Any]] = []
-    locked = await fetch_all(conn, _RATE_LIMITED_TO_CLAIM, params)
+    locked = await fetch_all(conn, queries.RATE_LIMITED_TO_CLAIM, params)
     # The clock is read once the rows are held (the round's ``req.now`` may be well before, if
     # the transaction waited for a lock).
     start_us = _epoch_us(utcnow()) + RATE_START_DELAY_US
@@ -773,7 +379,7 @@ async def _claim_rate_limited(conn: Connection, req: ClaimRequest) -> list[Claim
         if room <= 0:
             continue
         due = await fetch_all(
-            conn, _RATE_LIMITED_DUE_ROWS, {"hook": hook.id, "now": req.now, "limit": room}
+            conn, queries.RATE_LIMITED_DUE_ROWS, {"hook": hook.id, "now": req.now, "limit": room}
         )
         if due:
             picked.extend(row.id for row in due)
@@ -784,18 +390,11 @@ async def _claim_rate_limited(conn: Connection, req: ClaimRequest) -> list[Claim
         return []
     until = req.now + timedelta(seconds=req.lease_seconds)
     await conn.execute(
-        _LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
+        queries.LEASE, {"ids": picked, "b_worker": req.worker_id, "b_until": until, "now": req.now}
     )
-    await conn.execute_many(_SET_RATE_STARTS, windows)
+    await conn.execute_many(queries.SET_RATE_STARTS, windows)
     not_before = _from_epoch_us(start_us)
     return [replace(claim, not_before=not_before) for claim in await _load_claims(conn, picked)]
-
-
-_RATE_STARTS_OF = Query(
-    select(webhooks.c.rate_starts)
-    .where(webhooks.c.id == bindparam("hook"))
-    .with_for_update(key_share=True)
-)
 
 
 async def give_back_late(db: Database, worker_id: str, claim: Claim) -> None:
@@ -805,8 +404,8 @@ async def give_back_late(db: Database, worker_id: str, claim: Claim) -> None:
     assert claim.not_before is not None
     start_us = _epoch_us(claim.not_before)
     async with db.begin() as conn:
-        await conn.execute(_RELEASE, {"ids": [claim.delivery_id], "b_worker": worker_id})
-        row = await fetch_one(conn, _RATE_STARTS_OF, {"hook": claim.webhook_id})
+        await conn.execute(queries.RELEASE, {"ids": [claim.delivery_id], "b_worker": worker_id})
+        row = await fetch_one(conn, queries.RATE_STARTS_OF, {"hook": claim.webhook_id})
         if row is None or not isinstance(row.rate_starts, list):
             return
         window = [[int(t), int(n)] for t, n in row.rate_starts]
@@ -815,7 +414,7 @@ async def give_back_late(db: Database, worker_id: str, claim: Claim) -> None:
                 entry[1] -= 1
                 break
         kept = [entry for entry in window if entry[1] > 0]
-        await conn.execute(_SET_RATE_STARTS, {"b_id": claim.webhook_id, "b_starts": kept})
+        await conn.execute(queries.SET_RATE_STARTS, {"b_id": claim.webhook_id, "b_starts": kept})
 
 
 async def _rate_limit_reopens(conn: Connection, now: datetime) -> datetime | None:
@@ -823,7 +422,7 @@ async def _rate_limit_reopens(conn: Connection, now: datetime) -> datetime | Non
     now_us = _epoch_us(now)
     reopens = [
         rate_reopens_at(hook.rate_limit, rate_window(hook.rate_starts, now_us))
-        for hook in await fetch_all(conn, _RATE_LIMITED_WAITING, {"now": now})
+        for hook in await fetch_all(conn, queries.RATE_LIMITED_WAITING, {"now": now})
     ]
     soonest = min((at for at in reopens if at is not None), default=None)
     if soonest is None:
@@ -851,20 +450,9 @@ async def dispatch_and_claim(
         return dispatched, await _claim(conn, req)
 
 
-_CLAIMS = Query(
-    select(*_CLAIM_COLUMNS)
-    .select_from(
-        dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id).join(
-            events, events.c.id == dlv.c.event_id
-        )
-    )
-    .where(in_list(dlv.c.id, "ids"))
-    .order_by(dlv.c.next_attempt_at, dlv.c.id)
-)
-
-
 async def _load_claims(conn: Connection, delivery_ids: Sequence[str]) -> list[Claim]:
-    return [_claim_of(row) for row in await fetch_all(conn, _CLAIMS, {"ids": list(delivery_ids)})]
+    rows = await fetch_all(conn, queries.CLAIMS, {"ids": list(delivery_ids)})
+    return [_claim_of(row) for row in rows]
 
 
 def _claim_of(row: Any) -> Claim:
@@ -886,14 +474,11 @@ def _claim_of(row: Any) -> Claim:
     )
 
 
-_NEXT_DUE = select(func.min(dlv.c.next_attempt_at)).where(IS_PENDING, dlv.c.next_attempt_at > _NOW)
-
-
 async def next_due_at(db: Database, now: datetime) -> datetime | None:
     """When the earliest scheduled (future) attempt falls due, or a rate-limited webhook's
     window has room for its waiting attempts, to sleep exactly until then."""
     async with db.read() as conn:
-        value = await conn.scalar(_NEXT_DUE, {"now": now})
+        value = await conn.scalar(queries.NEXT_DUE, {"now": now})
         reopens = await _rate_limit_reopens(conn, now)
     scheduled = value if isinstance(value, datetime) else None
     return min((at for at in (scheduled, reopens) if at is not None), default=None)
@@ -951,12 +536,12 @@ async def record_outcomes(
         current = await _lock_deliveries(conn, [r.delivery_id for r in records])
         existing = [r for r in records if r.delivery_id in current]
         if existing:
-            await conn.execute_many(_INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
+            await conn.execute_many(queries.INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
             await stats.add_to_rollups(conn, [_attempt_facts(r) for r in existing])
         owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
         if owned:
             await conn.execute_many(
-                _TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
+                queries.TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
             )
         exhausted = await _alert_exhausted(
             conn, [r for r in owned if r.decision.status == "failed"]
@@ -974,13 +559,6 @@ def _attempt_facts(record: AttemptRecord) -> stats.AttemptFacts:
     )
 
 
-_EXHAUSTED = Query(
-    select(*_DELIVERY_COLUMNS, dlv.c.account_id).where(
-        in_list(dlv.c.id, "ids"), dlv.c.status == literal_column("'failed'")
-    )
-)
-
-
 async def _alert_exhausted(conn: Connection, failed: Sequence[AttemptRecord]) -> int:
     """A ``delivery.exhausted`` event for each delivery whose last attempt just failed, in the
     transaction that records it. Not for deliveries of alerts: two failing endpoints that
@@ -988,7 +566,7 @@ async def _alert_exhausted(conn: Connection, failed: Sequence[AttemptRecord]) ->
     if not failed:
         return 0
     traces = {r.delivery_id: r.trace_context for r in failed}
-    rows = await fetch_all(conn, _EXHAUSTED, {"ids": sorted(traces)})
+    rows = await fetch_all(conn, queries.EXHAUSTED, {"ids": sorted(traces)})
     alerted = [row for row in rows if row.event_type not in ALERT_EVENT_TYPES]
     for row in alerted:
         await record_event(
@@ -1006,20 +584,8 @@ async def _lock_deliveries(
     conn: Connection, delivery_ids: Sequence[str]
 ) -> dict[str, tuple[str | None, str]]:
     """{delivery id: (leased_by, status)} for those that still exist, locked on PostgreSQL."""
-    rows = await fetch_all(conn, _DELIVERY_STATES, {"ids": delivery_ids})
+    rows = await fetch_all(conn, queries.DELIVERY_STATES, {"ids": delivery_ids})
     return {row.id: (row.leased_by, row.status) for row in rows}
-
-
-_DELIVERY_STATES = Query(
-    select(dlv.c.id, dlv.c.leased_by, dlv.c.status)
-    .where(in_list(dlv.c.id, "ids"))
-    .with_for_update()
-)
-# Every column but the autoincrement id: what ``_attempt_row`` supplies.
-_INSERT_ATTEMPT = Query(
-    insert(delivery_attempts),
-    column_keys=[c.name for c in delivery_attempts.c if c.name != "id"],
-)
 
 
 def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
@@ -1040,22 +606,6 @@ def _cut(text: str | None, limit: int = LAST_ERROR_LIMIT) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-_TRANSITION = Query(
-    update(dlv)
-    .where(dlv.c.id == bindparam("b_id"), dlv.c.leased_by == bindparam("b_worker"))
-    .values(
-        status=bindparam("b_status"),
-        attempts=dlv.c.attempts + 1,
-        next_attempt_at=bindparam("b_next"),
-        last_status_code=bindparam("b_code"),
-        last_error=bindparam("b_error"),
-        leased_by=None,
-        leased_until=None,
-        updated_at=bindparam("b_now"),
-    )
-)
-
-
 def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dict[str, Any]:
     return {
         "b_id": record.delivery_id,
@@ -1066,29 +616,6 @@ def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dic
         "b_error": _cut(record.result.error_message),
         "b_now": now,
     }
-
-
-_WEBHOOK_HEALTH = Query(
-    select(
-        webhooks.c.id,
-        webhooks.c.failing_since,
-        webhooks.c.is_active,
-        webhooks.c.consecutive_failures,
-        webhooks.c.next_probe_at,
-    ).where(in_list(webhooks.c.id, "ids"))
-)
-# The run of failures is counted in SQL (kept * run + failures, kept 0 after a success in the
-# batch), so two workers recording at once both count; one statement for every webhook touched.
-_SET_HEALTH = Query(
-    update(webhooks)
-    .where(webhooks.c.id == bindparam("b_id"))
-    .values(
-        failing_since=bindparam("b_since", type_=webhooks.c.failing_since.type),
-        consecutive_failures=webhooks.c.consecutive_failures * bindparam("b_kept", type_=Integer())
-        + bindparam("b_failures", type_=Integer()),
-        next_probe_at=bindparam("b_probe", type_=webhooks.c.next_probe_at.type),
-    )
-)
 
 
 async def _update_webhook_health(
@@ -1103,7 +630,7 @@ async def _update_webhook_health(
     if not records:
         return []
     hook_ids = sorted({r.webhook_id for r in records})
-    rows = await fetch_all(conn, _WEBHOOK_HEALTH, {"ids": hook_ids})
+    rows = await fetch_all(conn, queries.WEBHOOK_HEALTH, {"ids": hook_ids})
     disabled: list[str] = []
     changes: list[dict[str, Any]] = []
     for row in rows:
@@ -1115,14 +642,14 @@ async def _update_webhook_health(
         if reason is not None and row.is_active:
             await disable_webhook(conn, row.id, reason, now=now, trace_context=_trace_of(mine))
             disabled.append(row.id)
-    await conn.execute_many(_SET_HEALTH, changes)
+    await conn.execute_many(queries.SET_HEALTH, changes)
     return disabled
 
 
 def _circuit_after(
     row: Any, records: Sequence[AttemptRecord], failing_since: datetime | None
 ) -> dict[str, Any] | None:
-    """``_SET_HEALTH``'s parameters after these attempts (in time order), None if unchanged."""
+    """``SET_HEALTH``'s parameters after these attempts (in time order), None if unchanged."""
     last_success = max((i for i, r in enumerate(records) if r.succeeded), default=None)
     failures = len(records) - (0 if last_success is None else last_success + 1)
     kept = 1 if last_success is None else 0
@@ -1196,14 +723,8 @@ async def disable_webhook(
     """Deactivate a webhook for ``reason`` (shown on the dashboard), cancel what it had
     pending (inactive webhooks get nothing) and write its ``webhook.disabled`` event, all in
     the caller's transaction."""
-    row = (
-        await conn.execute(
-            update(webhooks)
-            .where(webhooks.c.id == webhook_id)
-            .values(is_active=False, disabled_reason=reason[:500], updated_at=now)
-            .returning(*webhooks.c)
-        )
-    ).one()
+    disabling = {"webhook_id": webhook_id, "reason": reason[:500], "now": now}
+    row = (await conn.execute(queries.DISABLE_WEBHOOK, disabling)).one()
     await cancel_pending_deliveries(conn, webhook_id, now=now)
     await record_event(
         conn,
@@ -1217,25 +738,14 @@ async def disable_webhook(
 
 async def disabled_webhooks(conn: Connection, webhook_ids: Sequence[str]) -> list[Any]:
     """What the mail about each disabled webhook says: id, account, url, name, reason."""
-    query = select(
-        webhooks.c.id,
-        webhooks.c.account_id,
-        webhooks.c.url,
-        webhooks.c.name,
-        webhooks.c.disabled_reason,
-    ).where(in_list(webhooks.c.id, "ids"))
-    return await fetch_all(conn, Query(query), {"ids": list(webhook_ids)})
+    return await fetch_all(conn, queries.DISABLED_WEBHOOKS, {"ids": list(webhook_ids)})
 
 
 async def cancel_pending_deliveries(conn: Connection, webhook_id: str, *, now: datetime) -> int:
     """Mark a webhook's pending deliveries cancelled. Call it in the same transaction that sets
     ``is_active=false`` (PATCH). An attempt already in flight finishes; its outcome is stored
     as an attempt but leaves the delivery cancelled."""
-    result = await conn.execute(
-        update(dlv)
-        .where(dlv.c.webhook_id == webhook_id, IS_PENDING)
-        .values(status="cancelled", next_attempt_at=None, updated_at=now)
-    )
+    result = await conn.execute(queries.CANCEL_PENDING, {"webhook_id": webhook_id, "now": now})
     return int(result.rowcount or 0)
 
 
@@ -1245,12 +755,15 @@ async def cancel_pending_deliveries(conn: Connection, webhook_id: str, *, now: d
 async def register_worker(
     db: Database, worker_id: str, *, hostname: str, pid: int, now: datetime
 ) -> None:
+    row = {
+        "id": worker_id,
+        "hostname": hostname[:255],
+        "pid": pid,
+        "started_at": now,
+        "heartbeat_at": now,
+    }
     async with db.begin() as conn:
-        await conn.execute(
-            insert(workers).values(
-                id=worker_id, hostname=hostname[:255], pid=pid, started_at=now, heartbeat_at=now
-            )
-        )
+        await conn.execute(worker_queries.REGISTER, row)
 
 
 async def live_peers(
@@ -1258,13 +771,9 @@ async def live_peers(
 ) -> list[Any]:
     """The other workers on this database that heartbeat within ``within`` (id, hostname, pid,
     started_at), oldest first."""
+    peers = {"worker_id": worker_id, "since": now - within}
     async with db.read() as conn:
-        rows = await conn.execute(
-            select(workers.c.id, workers.c.hostname, workers.c.pid, workers.c.started_at)
-            .where(workers.c.id != worker_id, workers.c.heartbeat_at >= now - within)
-            .order_by(workers.c.started_at)
-        )
-        return list(rows)
+        return list(await conn.execute(worker_queries.LIVE_PEERS, peers))
 
 
 async def heartbeat(
@@ -1279,20 +788,11 @@ async def heartbeat(
     until = now + timedelta(seconds=lease_seconds)
     extended = 0
     async with db.begin() as conn:
-        await conn.execute(
-            update(workers).where(workers.c.id == worker_id).values(heartbeat_at=now)
-        )
+        await conn.execute(worker_queries.HEARTBEAT, {"worker_id": worker_id, "now": now})
         if held:
             leased = {"ids": list(held), "b_worker": worker_id, "b_until": until}
-            extended = (await conn.execute(_EXTEND_LEASES, leased)).rowcount
+            extended = (await conn.execute(queries.EXTEND_LEASES, leased)).rowcount
     return extended
-
-
-_EXTEND_LEASES = Query(
-    update(dlv)
-    .where(in_list(dlv.c.id, "ids"), dlv.c.leased_by == bindparam("b_worker"))
-    .values(leased_until=bindparam("b_until"))
-)
 
 
 async def release_claims(db: Database, worker_id: str, delivery_ids: Sequence[str]) -> int:
@@ -1302,28 +802,19 @@ async def release_claims(db: Database, worker_id: str, delivery_ids: Sequence[st
         return 0
     async with db.begin() as conn:
         released = {"ids": list(delivery_ids), "b_worker": worker_id}
-        return (await conn.execute(_RELEASE, released)).rowcount
-
-
-_RELEASE = Query(
-    update(dlv)
-    .where(in_list(dlv.c.id, "ids"), dlv.c.leased_by == bindparam("b_worker"))
-    .values(leased_by=None, leased_until=None)
-)
+        return (await conn.execute(queries.RELEASE, released)).rowcount
 
 
 async def unregister_worker(db: Database, worker_id: str) -> None:
     async with db.begin() as conn:
-        await conn.execute(delete(workers).where(workers.c.id == worker_id))
+        await conn.execute(worker_queries.UNREGISTER, {"worker_id": worker_id})
 
 
 async def reap_dead_workers(db: Database, *, now: datetime, older_than: timedelta) -> int:
     """Forget workers that stopped heartbeating. Their leases need no repair: an expired lease
     is claimable as it is."""
     async with db.begin() as conn:
-        result = await conn.execute(
-            delete(workers).where(workers.c.heartbeat_at < now - older_than)
-        )
+        result = await conn.execute(worker_queries.REAP_SILENT, {"before": now - older_than})
     return int(result.rowcount or 0)
 
 
@@ -1368,19 +859,16 @@ async def list_deliveries(
     offset: int | None = None,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """A page of a webhook's deliveries, newest first, and the cursor of the next page."""
-    stmt = (
-        select(*_DELIVERY_COLUMNS)
-        .where(dlv.c.account_id == account_id, dlv.c.webhook_id == webhook_id)
-        .order_by(dlv.c.id.desc())
-        .limit(limit + 1)
-    )
-    if cursor is not None:
-        stmt = stmt.where(dlv.c.id < cursor)
-    if status is not None:
-        stmt = stmt.where(dlv.c.status == status)
-    if offset:
-        stmt = stmt.offset(offset)
-    rows = (await conn.execute(stmt)).all()
+    query = queries.PAGE_OF_DELIVERIES.get((cursor is not None, status is not None, bool(offset)))
+    params = {
+        "account_id": account_id,
+        "webhook_id": webhook_id,
+        "limit": limit + 1,  # one more: whether there is a next page
+        "cursor": cursor,
+        "status": status,
+        "offset": offset,
+    }
+    rows = (await conn.execute(query, params)).all()
     page = [delivery_json(row) for row in rows[:limit]]
     next_cursor = page[-1]["id"] if len(rows) > limit else None
     return page, next_cursor
@@ -1391,16 +879,10 @@ async def get_delivery(
 ) -> dict[str, Any] | None:
     """One delivery with ``attempt_log``: every attempt, oldest first. None if not the
     account's (the API answers 404 either way)."""
-    row = await _owned_delivery(conn, account_id, webhook_id, delivery_id)
+    row = await fetch_one(conn, queries.OWNED_DELIVERY, _owned(account_id, webhook_id, delivery_id))
     if row is None:
         return None
-    attempts = (
-        await conn.execute(
-            select(delivery_attempts)
-            .where(delivery_attempts.c.delivery_id == delivery_id)
-            .order_by(delivery_attempts.c.id)
-        )
-    ).all()
+    attempts = (await conn.execute(queries.ATTEMPT_LOG, {"delivery_id": delivery_id})).all()
     return {**delivery_json(row), "attempt_log": [attempt_json(a) for a in attempts]}
 
 
@@ -1412,47 +894,23 @@ async def retry_delivery(
     one in flight is left to its worker. Returns the delivery, None if unknown. Its commit wakes
     the workers (``Connection.wakes_workers``), so a worker picks it up at once."""
     conn.wakes_workers = True
-    await conn.execute(
-        update(dlv)
-        .where(
-            *_owned(account_id, webhook_id, delivery_id),
-            or_(dlv.c.status != "pending", dlv.c.leased_by.is_(None)),
-        )
-        .values(status="pending", next_attempt_at=now, updated_at=now)
-    )
-    row = await _owned_delivery(conn, account_id, webhook_id, delivery_id)
+    owned = _owned(account_id, webhook_id, delivery_id)
+    await conn.execute(queries.RETRY_DELIVERY, {**owned, "now": now})
+    row = await fetch_one(conn, queries.OWNED_DELIVERY, owned)
     if row is not None:
         await _probe_now(conn, account_id, webhook_id)
     return delivery_json(row) if row is not None else None
 
 
-_PROBE_NOW = Query(
-    update(webhooks)
-    .where(webhooks.c.id == bindparam("b_id"), webhooks.c.account_id == bindparam("b_account"))
-    .values(next_probe_at=None)
-)
-
-
 async def _probe_now(conn: Connection, account_id: str, webhook_id: str) -> None:
     """Someone asked for an attempt now (a manual retry, a test event): if the webhook's circuit
     is open, its next probe is due at once instead of after the pause (``retry.probe_delay``)."""
-    await conn.execute(_PROBE_NOW, {"b_id": webhook_id, "b_account": account_id})
+    await conn.execute(queries.PROBE_NOW, {"b_id": webhook_id, "b_account": account_id})
 
 
-def _owned(account_id: str, webhook_id: str, delivery_id: str) -> tuple[Any, ...]:
+def _owned(account_id: str, webhook_id: str, delivery_id: str) -> dict[str, str]:
     """The delivery, only if it is this account's and this webhook's (else: not found)."""
-    return (
-        dlv.c.id == delivery_id,
-        dlv.c.account_id == account_id,
-        dlv.c.webhook_id == webhook_id,
-    )
-
-
-async def _owned_delivery(
-    conn: Connection, account_id: str, webhook_id: str, delivery_id: str
-) -> Any:
-    query = select(*_DELIVERY_COLUMNS).where(*_owned(account_id, webhook_id, delivery_id))
-    return (await conn.execute(query)).first()
+    return {"delivery_id": delivery_id, "account_id": account_id, "webhook_id": webhook_id}
 
 
 async def insert_test_event(conn: Connection, account_id: str, webhook_id: str) -> str:
@@ -1477,25 +935,12 @@ async def prune_batch(db: Database, *, now: datetime, retention_days: int, batch
     short: the API's writes queue behind it on SQLite."""
     cutoff = now - timedelta(days=retention_days)
     async with db.begin() as conn:
-        doomed = (
-            (
-                await conn.execute(
-                    select(events.c.id)
-                    .where(events.c.created_at < cutoff, events.c.dispatched == true())
-                    .order_by(events.c.created_at)
-                    .limit(batch)
-                )
-            )
-            .scalars()
-            .all()
-        )
+        expired = {"cutoff": cutoff, "limit": batch}
+        doomed = (await conn.scalars(queries.EXPIRED_EVENTS, expired)).all()
         if not doomed:
             return 0
-        await conn.execute(_DELETE_EVENTS, {"ids": list(doomed)})
+        await conn.execute(queries.DELETE_EVENTS, {"ids": list(doomed)})
     return len(doomed)
-
-
-_DELETE_EVENTS = Query(delete(events).where(in_list(events.c.id, "ids")))
 
 
 async def prune_rollups(db: Database, *, now: datetime, retention_days: int) -> int:
@@ -1516,21 +961,15 @@ class QueueStats:
 async def worker_heartbeats(db: Database) -> list[tuple[str, datetime]]:
     """(worker id, last heartbeat) of every registered worker."""
     async with db.read() as conn:
-        rows = await conn.execute(select(workers.c.id, workers.c.heartbeat_at))
+        rows = await conn.execute(worker_queries.HEARTBEATS)
     return [(row.id, row.heartbeat_at) for row in rows]
 
 
 async def queue_stats(db: Database, *, now: datetime) -> QueueStats:
     async with db.read() as conn:
-        undispatched = await conn.scalar(select(func.count()).where(IS_UNDISPATCHED))
-        pending = await conn.scalar(select(func.count()).select_from(dlv).where(IS_PENDING))
-        due_row = (
-            await conn.execute(
-                select(func.count(), func.min(dlv.c.next_attempt_at)).where(
-                    and_(IS_PENDING, dlv.c.next_attempt_at <= now)
-                )
-            )
-        ).one()
+        undispatched = await conn.scalar(queries.COUNT_UNDISPATCHED)
+        pending = await conn.scalar(queries.COUNT_PENDING)
+        due_row = (await conn.execute(queries.DUE_NOW, {"now": now})).one()
     oldest = due_row[1]
     if isinstance(oldest, str):  # SQLite aggregates lose the column type
         oldest = datetime.fromisoformat(oldest).replace(tzinfo=now.tzinfo)
@@ -1573,94 +1012,6 @@ def _event_id_bound(moment: datetime) -> str:
 # An event's id is minted just before its created_at is read (``domain.events.event_row``): a
 # second of slack covers the gap, and created_at decides exactly.
 _ID_SLACK = timedelta(seconds=1)
-_SINCE = bindparam("since", type_=events.c.created_at.type)
-_UNTIL = bindparam("until", type_=events.c.created_at.type)
-_IS_FAILED_OR_CANCELLED = or_(
-    dlv.c.status == literal_column("'failed'"), dlv.c.status == literal_column("'cancelled'")
-)
-
-
-def _failed_in_window() -> Any:
-    """A webhook's failed or cancelled deliveries of events in the window."""
-    return (
-        select(dlv.c.id)
-        .select_from(dlv.join(events, events.c.id == dlv.c.event_id))
-        .where(
-            dlv.c.webhook_id == bindparam("webhook_id"),
-            _IS_FAILED_OR_CANCELLED,
-            events.c.created_at >= _SINCE,
-            events.c.created_at <= _UNTIL,
-        )
-    )
-
-
-def _missed_in_window() -> Any:
-    """The window's events of the subscribed types with no delivery to the webhook: the
-    candidates, of which the webhook gets those the fan-out's rule gives it (``_received_by``)."""
-    return select(
-        events.c.id,
-        events.c.account_id,
-        events.c.type,
-        events.c.created_at,
-        events.c.target_webhook_id,
-        events.c.about_webhook_id,
-    ).where(
-        events.c.account_id == bindparam("account_id"),
-        events.c.id >= bindparam("id_from"),
-        events.c.created_at >= _SINCE,
-        events.c.created_at <= _UNTIL,
-        # Undispatched events are the fan-out's: it gives them their deliveries.
-        events.c.dispatched == true(),
-        events.c.target_webhook_id.is_(None),
-        in_list(events.c.type, "types"),
-        ~select(dlv.c.id)
-        .where(dlv.c.event_id == events.c.id, dlv.c.webhook_id == bindparam("webhook_id"))
-        .exists(),
-    )
-
-
-def _batch(query: Any, key: Any) -> Query:
-    return Query(query.where(key > bindparam("after")).order_by(key).limit(bindparam("limit")))
-
-
-def _count(query: Any) -> Query:
-    return Query(select(func.count().label("n")).select_from(query.subquery()))
-
-
-_FAILED_BATCH = _batch(_failed_in_window(), dlv.c.id)
-_MISSED_BATCH = _batch(_missed_in_window(), events.c.id)
-_FAILED_COUNT = _count(_failed_in_window())
-_SCHEDULE_AGAIN = Query(
-    update(dlv)
-    .where(in_list(dlv.c.id, "ids"), _IS_FAILED_OR_CANCELLED)
-    .values(
-        status="pending", next_attempt_at=_NOW, leased_by=None, leased_until=None, updated_at=_NOW
-    )
-)
-_HAVE_DELIVERY = Query(
-    select(dlv.c.event_id).where(
-        dlv.c.webhook_id == bindparam("webhook_id"), in_list(dlv.c.event_id, "ids")
-    )
-)
-
-
-def _webhook_for_recovery(lock: bool) -> Query:
-    query = select(
-        webhooks.c.id,
-        webhooks.c.account_id,
-        webhooks.c.is_active,
-        webhooks.c.events,
-        webhooks.c.filter,
-        webhooks.c.created_at,
-    ).where(
-        webhooks.c.id == bindparam("webhook_id"), webhooks.c.account_id == bindparam("account_id")
-    )
-    # FOR NO KEY UPDATE: concurrent recoveries of one webhook take turns (they would both
-    # create the same missing deliveries), while the fan-out's FOR KEY SHARE goes on.
-    return Query(query.with_for_update(key_share=True) if lock else query)
-
-
-_WEBHOOK_FOR_RECOVERY = {lock: _webhook_for_recovery(lock) for lock in (False, True)}
 
 
 def _window_params(hook: Any, window: RecoveryWindow) -> dict[str, Any]:
@@ -1701,14 +1052,15 @@ async def recover(
     """
     key = {"webhook_id": webhook_id, "account_id": account_id}
     async with db.read() as conn:
-        hook = await fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
+        hook = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY, key)
     if hook is None:
         return None
     if not hook.is_active:
         raise WebhookNotActive(webhook_id)
     params = _window_params(hook, window)
     queued = 0
-    for find, apply in ((_FAILED_BATCH, _schedule_again), (_MISSED_BATCH, _create_missed)):
+    steps = ((queries.FAILED_BATCH, _schedule_again), (queries.MISSED_BATCH, _create_missed))
+    for find, apply in steps:
         after = ""
         while True:
             async with db.read() as conn:
@@ -1716,7 +1068,7 @@ async def recover(
             if not found:
                 break
             async with db.begin() as conn:
-                locked = await fetch_one(conn, _WEBHOOK_FOR_RECOVERY[True], key)
+                locked = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY_LOCKED, key)
                 if locked is None or not locked.is_active:
                     return queued  # deleted or disabled meanwhile: stop there
                 done = await apply(conn, locked, found)
@@ -1732,19 +1084,19 @@ async def _schedule_again(conn: Connection, hook: Any, found: Sequence[Any]) -> 
     """Failed/cancelled deliveries (still so) made due now: a new attempt of each. The fan-out
     gave the webhook each of them, so they are owed whatever its filter says now."""
     ids_ = [row.id for row in found]
-    return (await conn.execute(_SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})).rowcount
+    return (await conn.execute(queries.SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})).rowcount
 
 
 async def _create_missed(conn: Connection, hook: Any, found: Sequence[Any]) -> int:
     """A delivery for each missed event that still has none to the webhook and that the
     webhook (as locked: its filter now) receives."""
     params = {"webhook_id": hook.id, "ids": [row.id for row in found]}
-    have = {row.event_id for row in await fetch_all(conn, _HAVE_DELIVERY, params)}
+    have = {row.event_id for row in await fetch_all(conn, queries.HAVE_DELIVERY, params)}
     missing = await _received_by(conn, hook, [event for event in found if event.id not in have])
     now = utcnow()
     rows = [_delivery_row(event, hook.id, now) for event in missing]
     if rows:
-        await conn.execute_many(_INSERT_DELIVERY, rows)
+        await conn.execute_many(queries.INSERT_DELIVERY, rows)
     return len(rows)
 
 
@@ -1762,17 +1114,17 @@ async def count_recoverable(
     """How many deliveries ``recover`` would queue now (the dashboard's preview); None when
     the webhook is not the account's."""
     key = {"webhook_id": webhook_id, "account_id": account_id}
-    hook = await fetch_one(conn, _WEBHOOK_FOR_RECOVERY[False], key)
+    hook = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY, key)
     if hook is None:
         return None
     params = _window_params(hook, window)
-    failed = await fetch_one(conn, _FAILED_COUNT, params)
+    failed = await fetch_one(conn, queries.FAILED_COUNT, params)
     total = int(failed.n) if failed is not None else 0
     # The missed events are walked, not counted in SQL: which the webhook gets is the
     # fan-out's rule (its filter runs on the body), as ``recover`` applies it.
     after = ""
     while found := await fetch_all(
-        conn, _MISSED_BATCH, {**params, "after": after, "limit": RECOVER_BATCH}
+        conn, queries.MISSED_BATCH, {**params, "after": after, "limit": RECOVER_BATCH}
     ):
         total += len(await _received_by(conn, hook, found))
         after = found[-1].id

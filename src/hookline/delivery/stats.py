@@ -27,11 +27,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, text, union_all
-
 from hookline.storage.connector import Connection
-from hookline.storage.models import UTCDateTime, attempt_rollups, delivery_attempts
-from hookline.storage.models import deliveries as dlv
+from hookline.storage.queries import stats as queries
 from hookline.timeutil import iso
 
 MINUTE = 60
@@ -112,27 +109,16 @@ def rollup_rows(attempts: Iterable[AttemptFacts]) -> list[dict[str, Any]]:
     ]
 
 
-# The same ON CONFLICT text runs on SQLite (>= 3.24) and PostgreSQL.
-_ADD_TO_ROLLUPS = text(
-    "INSERT INTO attempt_rollups (webhook_id, span, bucket_start, status, latency_bin, attempts) "
-    "VALUES (:webhook_id, :span, :bucket_start, :status, :latency_bin, :attempts) "
-    "ON CONFLICT (webhook_id, span, bucket_start, status, latency_bin) "
-    "DO UPDATE SET attempts = attempt_rollups.attempts + excluded.attempts"
-).bindparams(bindparam("bucket_start", type_=UTCDateTime()))
-
-
 async def add_to_rollups(conn: Connection, attempts: Sequence[AttemptFacts]) -> None:
     """Count ``attempts`` in the rollups, in the caller's transaction. Rows are written in one
     sorted order, so concurrent recorders on PostgreSQL never deadlock on them."""
     rows = rollup_rows(attempts)
     if rows:
-        await conn.execute(_ADD_TO_ROLLUPS, rows)
+        await conn.execute(queries.ADD_TO_ROLLUPS, rows)
 
 
 async def prune_rollups(conn: Connection, cutoff: datetime) -> int:
-    result = await conn.execute(
-        attempt_rollups.delete().where(attempt_rollups.c.bucket_start < cutoff)
-    )
+    result = await conn.execute(queries.PRUNE_ROLLUPS, {"cutoff": cutoff})
     return int(result.rowcount or 0)
 
 
@@ -183,41 +169,6 @@ def _cover(plan: _Plan, start: datetime, end: datetime, level: int) -> None:
     _cover(plan, whole[1], end, level + 1)
 
 
-def rollup_query(webhook_id: str, plan: _Plan) -> Any:
-    """(status, latency bin, attempts) summed over the plan's hour and minute ranges, or None.
-    Each range is a branch of a UNION ALL, not an OR of ranges, so each is one index range."""
-    r = attempt_rollups.c
-    branches = [
-        select(r.status, r.latency_bin, r.attempts).where(
-            r.webhook_id == webhook_id,
-            r.span == span,
-            r.bucket_start >= start,
-            r.bucket_start < end,
-        )
-        for span, start, end in plan.rollups
-    ]
-    if not branches:
-        return None
-    rows = union_all(*branches).subquery()
-    return select(rows.c.status, rows.c.latency_bin, func.sum(rows.c.attempts)).group_by(
-        rows.c.status, rows.c.latency_bin
-    )
-
-
-def raw_query(webhook_id: str, plan: _Plan) -> Any:
-    """(status code, duration) of each attempt in the plan's second-ranges, or None."""
-    a = delivery_attempts.c
-    branches = [
-        select(a.status_code, a.duration_ms).where(
-            a.webhook_id == webhook_id, a.started_at >= start, a.started_at < end
-        )
-        for start, end in plan.raw
-    ]
-    if not branches:
-        return None
-    return union_all(*branches) if len(branches) > 1 else branches[0]
-
-
 async def _counts(
     conn: Connection, webhook_id: str, plan: _Plan
 ) -> tuple[Counter[str], Counter[int]]:
@@ -225,16 +176,16 @@ async def _counts(
     statement, the attempts in another (round trips are most of the cost on PostgreSQL)."""
     by_status: Counter[str] = Counter()
     by_latency: Counter[int] = Counter()
-    sums = rollup_query(webhook_id, plan)
-    if sums is not None:
-        for status, latency, n in await conn.execute(sums):
+    if plan.rollups:
+        sums, params = queries.rollup_sums(webhook_id, plan.rollups)
+        for status, latency, n in await conn.execute(sums, params):
             if latency == ANY_LATENCY:
                 by_status[status] += int(n)
             else:
                 by_latency[latency] += int(n)
-    raw = raw_query(webhook_id, plan)
-    if raw is not None:
-        for row in await conn.execute(raw):
+    if plan.raw:
+        raw, params = queries.attempts_in(webhook_id, plan.raw)
+        for row in await conn.execute(raw, params):
             by_status[status_key(row.status_code)] += 1
             by_latency[latency_bin(row.duration_ms)] += 1
     return by_status, by_latency
@@ -257,13 +208,6 @@ def _percentiles(by_latency: Counter[int]) -> dict[str, float | None]:
     return out
 
 
-_PENDING = (
-    select(func.count())
-    .select_from(dlv)
-    .where(dlv.c.webhook_id == bindparam("webhook_id"), dlv.c.status == text("'pending'"))
-)
-
-
 async def webhook_stats(
     conn: Connection, webhook_id: str, since: datetime, until: datetime
 ) -> dict[str, Any]:
@@ -271,7 +215,7 @@ async def webhook_stats(
     by_status, by_latency = await _counts(conn, webhook_id, plan_window(since, until))
     attempts = sum(by_status.values())
     succeeded = sum(n for status, n in by_status.items() if is_success(status))
-    pending = await conn.scalar(_PENDING, {"webhook_id": webhook_id})
+    pending = await conn.scalar(queries.PENDING_OF_WEBHOOK, {"webhook_id": webhook_id})
     return {
         "webhook_id": webhook_id,
         "since": iso(since),
@@ -305,21 +249,16 @@ async def outcome_series(
     bars = max(1, math.ceil((until - first).total_seconds() / span))
     per_bar = math.ceil(bars / MAX_BARS)
     width = span * per_bar
-    r = attempt_rollups.c
-    query = (
-        select(r.bucket_start, r.status, func.sum(r.attempts))
-        .where(
-            r.webhook_id == webhook_id,
-            r.span == span,
-            r.bucket_start >= first,
-            r.bucket_start < until,
-            r.latency_bin == ANY_LATENCY,
-        )
-        .group_by(r.bucket_start, r.status)
-    )
+    params = {
+        "webhook_id": webhook_id,
+        "span": span,
+        "since": first,
+        "until": until,
+        "latency_bin": ANY_LATENCY,
+    }
     ok: Counter[int] = Counter()
     bad: Counter[int] = Counter()
-    for start, status, n in await conn.execute(query):
+    for start, status, n in await conn.execute(queries.OUTCOMES_BY_BUCKET, params):
         moment = _as_datetime(start)
         index = int((moment - first).total_seconds()) // width
         (ok if is_success(status) else bad)[index] += int(n)

@@ -31,16 +31,13 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from sqlalchemy import bindparam, func, select
-
 from hookline.settings import Settings
 from hookline.storage.db import Database
-from hookline.storage.statements import Query
+from hookline.storage.queries.workers import NOTIFY
 
 log = logging.getLogger("hookline.delivery")
 
 NOTIFY_CHANNEL = "hookline_events"
-_NOTIFY = Query(select(func.pg_notify(bindparam("channel"), bindparam("origin")).label("notified")))
 
 
 class Wakeup:
@@ -238,9 +235,7 @@ class PostgresWakeup(Wakeup):
             try:
                 # One statement on the asyncpg pool, in autocommit: one round trip, where a
                 # SQLAlchemy connection took three (BEGIN, SELECT, COMMIT).
-                await self._db.fetch_one(
-                    _NOTIFY, {"channel": NOTIFY_CHANNEL, "origin": self.origin}
-                )
+                await self._db.fetch_one(NOTIFY, {"channel": NOTIFY_CHANNEL, "origin": self.origin})
             except Exception:
                 log.warning("NOTIFY %s failed; workers will poll", NOTIFY_CHANNEL, exc_info=True)
                 return

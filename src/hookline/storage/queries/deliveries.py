@@ -1,0 +1,751 @@
+"""Every statement of the delivery engine: fan-out, the claim, outcomes, leases, the deliveries
+API, retention and recovery. ``delivery.manager`` decides what to run and with which values;
+the SQL is here, and only here.
+
+Statements are built once, at import, with named bind parameters, never per call: building a
+Core statement costs more than running it (150-450 µs each on the benchmark machine, several
+per claim cycle; docs/benchmarks.md). Each is a ``Query``, compiled once per dialect
+(``storage.statements``); one whose shape varies is a ``QueryShapes`` or a builder cached per
+shape. A list is one parameter (``storage.lists``), so a statement's SQL is the same for any
+length and the drivers reuse its prepared form. Row locks are written once, for PostgreSQL:
+SQLite's compiler drops ``FOR UPDATE``, and its single writer (``BEGIN IMMEDIATE``) already
+serializes the worker's transactions.
+
+The claim is the one statement written twice, side by side below: ``CLAIM_ON_POSTGRES`` (one
+statement, ``SKIP LOCKED``) and ``claim_on_sqlite`` (the same steps as four statements, run
+inline under the single writer). Both take ``claim_params(...)`` and return the same rows;
+``tests/delivery/test_manager.py`` runs every claim test on both backends.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    ColumnElement,
+    Integer,
+    String,
+    and_,
+    bindparam,
+    delete,
+    false,
+    func,
+    insert,
+    literal_column,
+    or_,
+    select,
+    text,
+    true,
+    union_all,
+    update,
+)
+from sqlalchemy.dialects import postgresql
+
+from hookline.storage.connector import Connection
+from hookline.storage.db import Database, fetch_all
+from hookline.storage.lists import StringList, in_list, not_in_list
+from hookline.storage.models import deliveries as dlv
+from hookline.storage.models import delivery_attempts, events, webhooks
+from hookline.storage.statements import Params, Query, QueryShapes
+
+# SQLite and PostgreSQL only use the partial indexes (ix_deliveries_due, ix_events_undispatched)
+# when the query repeats their predicate as a constant, not as a bound parameter.
+IS_PENDING = dlv.c.status == literal_column("'pending'")
+IS_UNDISPATCHED = events.c.dispatched == false()
+_NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
+# A delivery as the deliveries API shows it (``manager.delivery_json``).
+_DELIVERY_COLUMNS = (
+    dlv.c.id,
+    dlv.c.webhook_id,
+    dlv.c.event_id,
+    dlv.c.event_type,
+    dlv.c.status,
+    dlv.c.attempts,
+    dlv.c.last_status_code,
+    dlv.c.last_error,
+    dlv.c.next_attempt_at,
+    dlv.c.created_at,
+    dlv.c.updated_at,
+)
+
+
+# -- dispatch: events -> deliveries ----------------------------------------------------------
+
+UNDISPATCHED = Query(
+    select(
+        events.c.id,
+        events.c.account_id,
+        events.c.type,
+        events.c.target_webhook_id,
+        events.c.about_webhook_id,
+        events.c.created_at,
+    )
+    .where(IS_UNDISPATCHED)
+    .order_by(events.c.id)
+    .limit(bindparam("limit"))
+    # Several workers dispatch concurrently: each takes a disjoint batch.
+    .with_for_update(skip_locked=True)
+)
+MARK_DISPATCHED = Query(update(events).where(in_list(events.c.id, "ids")).values(dispatched=True))
+ACTIVE_WEBHOOKS = Query(
+    select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.filter)
+    .where(
+        in_list(webhooks.c.account_id, "accounts"),
+        webhooks.c.is_active == true(),
+    )
+    .order_by(webhooks.c.id)
+    # FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then cascades
+    # its new deliveries) instead of failing our INSERT on the foreign key.
+    .with_for_update(read=True, key_share=True)
+)
+EVENT_BODIES = Query(
+    select(
+        events.c.id, events.c.type, events.c.created_at, events.c.data, events.c.previous_attributes
+    ).where(in_list(events.c.id, "ids"))
+)
+# A row supplies every column of ``deliveries``.
+INSERT_DELIVERY = Query(insert(dlv))
+
+# The stream (GET /v1/events/stream) reads events in commit order, which event ids are not
+# (ids are made before the transaction commits, and concurrent transactions commit in any
+# order). The dispatcher numbers each batch as it marks it dispatched, and on PostgreSQL
+# holds a transaction lock while it does, so numbers are handed out one dispatch transaction
+# at a time: a number is never committed after a higher one (SQLite's single writer
+# serializes dispatches anyway). A reader that saw number N never later finds a new one below.
+_STREAM_LOCK = Query(
+    select(func.pg_advisory_xact_lock(literal_column("7264711845227365")).label("locked"))
+)
+_LAST_STREAM_SEQ = Query(select(func.coalesce(func.max(events.c.stream_seq), 0).label("last")))
+_SET_STREAM_SEQ = Query(
+    update(events)
+    .where(events.c.id == bindparam("b_id"))
+    .values(stream_seq=bindparam("b_seq", type_=events.c.stream_seq.type))
+)
+
+
+async def number_for_stream(conn: Connection, event_ids: Sequence[str]) -> None:
+    """Give ``event_ids``, in order, the next stream numbers, in ``conn``'s transaction."""
+    if conn.dialect.name == "postgresql":
+        await fetch_all(conn, _STREAM_LOCK, {})
+    last = (await fetch_all(conn, _LAST_STREAM_SEQ, {}))[0].last
+    rows = [{"b_id": event_id, "b_seq": int(last) + i} for i, event_id in enumerate(event_ids, 1)]
+    await conn.execute_many(_SET_STREAM_SEQ, rows)
+
+
+# -- claiming ---------------------------------------------------------------------------------
+
+# A claim's row: what ``manager._claim_of`` reads, from both forms of the claim.
+_CLAIM_COLUMNS = (
+    dlv.c.id,
+    dlv.c.webhook_id,
+    dlv.c.attempts,
+    webhooks.c.url,
+    webhooks.c.secret_enc,
+    webhooks.c.previous_secret_enc,
+    webhooks.c.previous_secret_expires_at,
+    events.c.id.label("event_id"),
+    events.c.type,
+    events.c.created_at,
+    events.c.data,
+    events.c.previous_attributes,
+    webhooks.c.headers_enc,
+    events.c.trace_context,
+)
+CLAIMS = Query(
+    select(*_CLAIM_COLUMNS)
+    .select_from(
+        dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id).join(
+            events, events.c.id == dlv.c.event_id
+        )
+    )
+    .where(in_list(dlv.c.id, "ids"))
+    .order_by(dlv.c.next_attempt_at, dlv.c.id)
+)
+"""The claims (``_CLAIM_COLUMNS``) of the leased deliveries ``ids``, in due order."""
+LEASE = Query(
+    update(dlv)
+    .where(in_list(dlv.c.id, "ids"))
+    .values(leased_by=bindparam("b_worker"), leased_until=bindparam("b_until"), updated_at=_NOW)
+)
+
+
+def claim_params(
+    *,
+    worker: str,
+    now: datetime,
+    until: datetime,
+    limit: int,
+    per_endpoint: int,
+    busy: Mapping[str, int],
+    saturated: list[str],
+    open_after: int,
+    probe_room: int,
+) -> dict[str, Any]:
+    """The parameters of both forms of the claim: lease up to ``limit`` due deliveries of
+    active webhooks without a rate limit to ``worker`` until ``until``, at most
+    ``per_endpoint`` in flight per webhook counting ``busy`` (in-flight sends by webhook);
+    ``saturated`` webhooks (every slot busy) are not even probed. A webhook whose circuit is
+    open (``open_after`` failed attempts in a row or more) is claimed only once its
+    ``next_probe_at`` has passed, at most ``probe_room`` in flight, and the claim that takes
+    it holds its next probe back to ``until`` (the probe's outcome then sets it)."""
+    in_flight = sorted(busy.items())
+    return {
+        "busy_hooks": [hook for hook, _ in in_flight],
+        "busy_counts": [n for _, n in in_flight],
+        "saturated": saturated,
+        "per_endpoint": per_endpoint,
+        "open_after": open_after,
+        "probe_room": probe_room,
+        "limit": limit,
+        "worker": worker,
+        "until": until,
+        "now": now,
+    }
+
+
+async def claim_unlimited(source: Database | Connection, params: Params) -> list[Any]:
+    """Lease due deliveries of webhooks without a rate limit (``claim_params``) and return
+    their claims, oldest due first: on PostgreSQL ``CLAIM_ON_POSTGRES`` (given the
+    ``Database``, one statement in autocommit), on SQLite ``claim_on_sqlite`` in the caller's
+    transaction."""
+    if source.dialect.name == "postgresql":
+        return await fetch_all(source, CLAIM_ON_POSTGRES, params)
+    assert isinstance(source, Connection), "on SQLite a claim runs in the writer's transaction"
+    return await claim_on_sqlite(source, params)
+
+
+def _lease_free() -> ColumnElement[bool]:
+    return or_(dlv.c.leased_until.is_(None), dlv.c.leased_until < _NOW)
+
+
+# SQLite: the claim as four statements, run one after another, inline (the single writer,
+# ``BEGIN IMMEDIATE``, serializes claims). Claims go webhook by webhook, so a hanging endpoint's
+# backlog costs nothing to step over.
+
+
+_OPEN_AFTER = bindparam("open_after", type_=Integer())
+_IS_OPEN = webhooks.c.consecutive_failures >= _OPEN_AFTER
+_PROBE_ALLOWED = or_(
+    webhooks.c.consecutive_failures < _OPEN_AFTER,
+    webhooks.c.next_probe_at.is_(None),
+    webhooks.c.next_probe_at <= _NOW,
+)
+HOLD_PROBES = Query(
+    update(webhooks)
+    .where(in_list(webhooks.c.id, "ids"))
+    .values(next_probe_at=bindparam("b_until", type_=webhooks.c.next_probe_at.type))
+)
+
+
+def _hooks_with_due_work(skip_saturated: bool) -> Any:
+    """Active webhooks with a claimable delivery, the longest-waiting first.
+
+    One index probe per webhook (``ix_deliveries_webhook_due``: its first lease-free due row),
+    so the cost grows with the number of active webhooks, never with one endpoint's backlog. A
+    webhook whose slots are all busy in this worker (``saturated``) is skipped without being
+    probed. A webhook whose circuit is open is probed only once its next probe is due.
+    """
+    first_due = (
+        select(dlv.c.next_attempt_at)
+        .where(
+            dlv.c.webhook_id == webhooks.c.id,
+            IS_PENDING,
+            dlv.c.next_attempt_at <= _NOW,
+            _lease_free(),
+        )
+        .order_by(dlv.c.next_attempt_at)
+        .limit(1)
+        .correlate(webhooks)
+        .scalar_subquery()
+    )
+    hooks = select(
+        webhooks.c.id, first_due.label("first_due"), _IS_OPEN.label("circuit_open")
+    ).where(
+        webhooks.c.is_active == true(),
+        webhooks.c.rate_limit.is_(None),  # those are claimed by manager._claim_rate_limited
+        _PROBE_ALLOWED,
+    )
+    if skip_saturated:
+        hooks = hooks.where(not_in_list(webhooks.c.id, "saturated"))
+    probed = hooks.subquery("probed")
+    return (
+        select(probed.c.id, probed.c.circuit_open)
+        .where(probed.c.first_due.is_not(None))
+        .order_by(probed.c.first_due, probed.c.id)
+        .limit(bindparam("limit"))
+    )
+
+
+_HOOKS_WITH_DUE_WORK = {flag: Query(_hooks_with_due_work(flag)) for flag in (False, True)}
+
+
+@functools.lru_cache(maxsize=256)
+def _due_rows(hooks: int) -> Query:
+    """Each of ``hooks`` webhooks' oldest claimable deliveries, up to its free slots, in one
+    statement (parameters ``hook_<i>`` and ``limit_<i>``); built once per count."""
+    parts = []
+    for i in range(hooks):
+        part = (
+            select(dlv.c.id, dlv.c.next_attempt_at)
+            .where(
+                dlv.c.webhook_id == bindparam(f"hook_{i}"),
+                IS_PENDING,
+                dlv.c.next_attempt_at <= _NOW,
+                _lease_free(),
+            )
+            .order_by(dlv.c.next_attempt_at, dlv.c.id)
+            .limit(bindparam(f"limit_{i}"))
+        )
+        parts.append(part.subquery().select())
+    return Query(union_all(*parts) if len(parts) > 1 else parts[0])
+
+
+async def claim_on_sqlite(conn: Connection, params: Params) -> list[Any]:
+    """``CLAIM_ON_POSTGRES``'s steps, one statement each: the webhooks with due work, each
+    one's oldest claimable rows up to its free slots, the oldest ``limit`` of those leased,
+    and their claims read back."""
+    now, limit, saturated = params["now"], params["limit"], params["saturated"]
+    probe: dict[str, Any] = {"now": now, "limit": limit, "open_after": params["open_after"]}
+    if saturated:
+        probe["saturated"] = saturated
+    hooks = await fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
+    if not hooks:
+        return []
+    busy = dict(zip(params["busy_hooks"], params["busy_counts"], strict=True))
+    due: dict[str, Any] = {"now": now}
+    for i, hook in enumerate(hooks):
+        slots = params["probe_room"] if hook.circuit_open else params["per_endpoint"]
+        due[f"hook_{i}"] = hook.id
+        due[f"limit_{i}"] = max(0, slots - busy.get(hook.id, 0))
+    rows = await fetch_all(conn, _due_rows(len(hooks)), due)
+    oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
+    picked = [row.id for row in oldest_first[:limit]]
+    if not picked:
+        return []
+    lease = {"ids": picked, "b_worker": params["worker"], "b_until": params["until"], "now": now}
+    await conn.execute(LEASE, lease)
+    claims = await fetch_all(conn, CLAIMS, {"ids": picked})
+    probing = {hook.id for hook in hooks if hook.circuit_open}
+    probed = sorted(probing.intersection(claim.webhook_id for claim in claims))
+    if probed:
+        await conn.execute(HOLD_PROBES, {"ids": probed, "b_until": params["until"]})
+    return claims
+
+
+# PostgreSQL: the same claim as ``claim_on_sqlite``'s four statements, in one (a round trip each
+# was most of a claim round's time: the worker's claim rounds ran back to back at full speed,
+# and a round took 14 ms for ~32 claims; docs/benchmarks.md). Steps, as CTEs: the webhooks with
+# due work and their free slots (``_hooks_with_due_work``), each one's oldest claimable rows
+# locked SKIP LOCKED (``_due_rows``, as a LATERAL join), the oldest ``limit`` of those leased
+# (``LEASE``), and the claims read back (``CLAIMS``). The predicates repeat those of the Core
+# statements above, literally, so the partial indexes serve them. Concurrent workers take
+# disjoint rows without waiting.
+CLAIM_ON_POSTGRES = Query(
+    text(
+        """
+WITH busy AS (
+    SELECT hook, n FROM unnest(:busy_hooks, :busy_counts) AS b(hook, n)
+), probed AS (
+    SELECT webhooks.id, (
+        SELECT deliveries.next_attempt_at FROM deliveries
+        WHERE deliveries.webhook_id = webhooks.id AND deliveries.status = 'pending'
+            AND deliveries.next_attempt_at <= :now
+            AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
+        ORDER BY deliveries.next_attempt_at LIMIT 1
+    ) AS first_due, webhooks.consecutive_failures >= :open_after AS circuit_open
+    FROM webhooks
+    WHERE webhooks.is_active = true AND webhooks.rate_limit IS NULL
+        AND webhooks.id <> ALL (:saturated)
+        AND (webhooks.consecutive_failures < :open_after OR webhooks.next_probe_at IS NULL
+            OR webhooks.next_probe_at <= :now)
+), hooks AS (
+    -- Never more than :limit from one webhook: a row locked here and not leased is one another
+    -- worker's claim skips until this transaction ends. An open circuit: :probe_room at most.
+    SELECT probed.id, probed.circuit_open, greatest(0, least(
+        CASE WHEN probed.circuit_open THEN :probe_room ELSE :per_endpoint END
+            - coalesce(busy.n, 0),
+        :limit)) AS room
+    FROM probed LEFT JOIN busy ON busy.hook = probed.id
+    WHERE probed.first_due IS NOT NULL
+    ORDER BY probed.first_due, probed.id
+    LIMIT :limit
+), due AS (
+    SELECT oldest.id, oldest.next_attempt_at
+    FROM hooks CROSS JOIN LATERAL (
+        SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
+        WHERE deliveries.webhook_id = hooks.id AND deliveries.status = 'pending'
+            AND deliveries.next_attempt_at <= :now
+            AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
+        ORDER BY deliveries.next_attempt_at, deliveries.id
+        LIMIT hooks.room
+        FOR UPDATE SKIP LOCKED
+    ) AS oldest
+), picked AS (
+    SELECT id FROM due ORDER BY next_attempt_at, id LIMIT :limit
+), leased AS (
+    UPDATE deliveries SET leased_by = :worker, leased_until = :until, updated_at = :now
+    FROM picked WHERE deliveries.id = picked.id
+    RETURNING deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.event_id,
+        deliveries.next_attempt_at
+), held AS (
+    -- A probe taken holds the next one back. SKIP LOCKED: never wait for a webhook row here
+    -- while holding delivery rows (a PATCH locks them the other way round); a hold skipped is
+    -- set by the probe's outcome anyway.
+    UPDATE webhooks SET next_probe_at = :until
+    WHERE webhooks.id IN (
+        SELECT open_hook.id FROM webhooks AS open_hook JOIN hooks ON hooks.id = open_hook.id
+        WHERE hooks.circuit_open AND open_hook.id IN (SELECT leased.webhook_id FROM leased)
+        FOR UPDATE OF open_hook SKIP LOCKED
+    )
+)
+SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
+    webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
+    events.type, events.created_at, events.data, events.previous_attributes, webhooks.headers_enc,
+    events.trace_context
+FROM leased
+JOIN webhooks ON webhooks.id = leased.webhook_id
+JOIN events ON events.id = leased.event_id
+ORDER BY leased.next_attempt_at, leased.id
+"""
+    )
+    .bindparams(
+        bindparam("busy_hooks", type_=StringList()),
+        bindparam("busy_counts", type_=postgresql.ARRAY(Integer())),
+        bindparam("saturated", type_=StringList()),
+        bindparam("per_endpoint", type_=Integer()),
+        bindparam("open_after", type_=Integer()),
+        bindparam("probe_room", type_=Integer()),
+        bindparam("limit", type_=Integer()),
+        bindparam("worker", type_=String()),
+        bindparam("until", type_=dlv.c.leased_until.type),
+        _NOW,
+    )
+    .columns(*_CLAIM_COLUMNS)
+)
+
+
+# -- rate-limited webhooks (``manager``: the window in the webhook row) ------------------------
+
+
+def _rate_limited_with_due_work(*, lock: bool) -> Any:
+    due = (
+        select(dlv.c.id)
+        .where(dlv.c.webhook_id == webhooks.c.id, IS_PENDING, dlv.c.next_attempt_at <= _NOW)
+        .where(_lease_free())
+        .correlate(webhooks)
+        .exists()
+    )
+    query = (
+        select(webhooks.c.id, webhooks.c.rate_limit, webhooks.c.rate_starts)
+        .where(webhooks.c.rate_limit.is_not(None), webhooks.c.is_active == true(), due)
+        .order_by(webhooks.c.id)
+    )
+    if lock:
+        query = query.where(not_in_list(webhooks.c.id, "saturated")).with_for_update(
+            skip_locked=True, key_share=True
+        )
+    return query
+
+
+RATE_LIMITED_TO_CLAIM = Query(_rate_limited_with_due_work(lock=True))
+"""Rate-limited webhooks with due work, but ``saturated``, each row held (FOR NO KEY UPDATE
+SKIP LOCKED: another worker skips that webhook until this claim commits)."""
+RATE_LIMITED_WAITING = Query(_rate_limited_with_due_work(lock=False))
+ANY_RATE_LIMITED_DUE = Query(_rate_limited_with_due_work(lock=False).limit(1))
+RATE_LIMITED_DUE_ROWS = Query(
+    select(dlv.c.id)
+    .where(
+        dlv.c.webhook_id == bindparam("hook"),
+        IS_PENDING,
+        dlv.c.next_attempt_at <= _NOW,
+        _lease_free(),
+    )
+    .order_by(dlv.c.next_attempt_at, dlv.c.id)
+    .limit(bindparam("limit"))
+    .with_for_update(skip_locked=True)
+)
+SET_RATE_STARTS = Query(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("b_id"))
+    .values(rate_starts=bindparam("b_starts", type_=webhooks.c.rate_starts.type))
+)
+RATE_STARTS_OF = Query(
+    select(webhooks.c.rate_starts)
+    .where(webhooks.c.id == bindparam("hook"))
+    .with_for_update(key_share=True)
+)
+NEXT_DUE = Query(
+    select(func.min(dlv.c.next_attempt_at)).where(IS_PENDING, dlv.c.next_attempt_at > _NOW)
+)
+"""When the earliest scheduled (future) attempt falls due."""
+
+
+# -- outcomes ---------------------------------------------------------------------------------
+
+DELIVERY_STATES = Query(
+    select(dlv.c.id, dlv.c.leased_by, dlv.c.status)
+    .where(in_list(dlv.c.id, "ids"))
+    .with_for_update()
+)
+# Every column but the autoincrement id.
+INSERT_ATTEMPT = Query(
+    insert(delivery_attempts),
+    column_keys=[c.name for c in delivery_attempts.c if c.name != "id"],
+)
+TRANSITION = Query(
+    update(dlv)
+    .where(dlv.c.id == bindparam("b_id"), dlv.c.leased_by == bindparam("b_worker"))
+    .values(
+        status=bindparam("b_status"),
+        attempts=dlv.c.attempts + 1,
+        next_attempt_at=bindparam("b_next"),
+        last_status_code=bindparam("b_code"),
+        last_error=bindparam("b_error"),
+        leased_by=None,
+        leased_until=None,
+        updated_at=bindparam("b_now"),
+    )
+)
+"""A delivery's next state after an attempt, only while ``b_worker`` holds its lease."""
+EXHAUSTED = Query(
+    select(*_DELIVERY_COLUMNS, dlv.c.account_id).where(
+        in_list(dlv.c.id, "ids"), dlv.c.status == literal_column("'failed'")
+    )
+)
+WEBHOOK_HEALTH = Query(
+    select(
+        webhooks.c.id,
+        webhooks.c.failing_since,
+        webhooks.c.is_active,
+        webhooks.c.consecutive_failures,
+        webhooks.c.next_probe_at,
+    ).where(in_list(webhooks.c.id, "ids"))
+)
+SET_HEALTH = Query(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("b_id"))
+    .values(
+        failing_since=bindparam("b_since", type_=webhooks.c.failing_since.type),
+        consecutive_failures=webhooks.c.consecutive_failures * bindparam("b_kept", type_=Integer())
+        + bindparam("b_failures", type_=Integer()),
+        next_probe_at=bindparam("b_probe", type_=webhooks.c.next_probe_at.type),
+    )
+)
+"""A webhook's run of failures, counted in SQL (kept * run + failures; kept is 0 after a
+success in the batch), so two workers recording at once both count, and its circuit."""
+DISABLE_WEBHOOK = Query(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("webhook_id"))
+    .values(
+        is_active=False,
+        disabled_reason=bindparam("reason", type_=webhooks.c.disabled_reason.type),
+        updated_at=_NOW,
+    )
+    .returning(*webhooks.c)
+)
+"""Deactivate a webhook; returns its row."""
+DISABLED_WEBHOOKS = Query(
+    select(
+        webhooks.c.id,
+        webhooks.c.account_id,
+        webhooks.c.url,
+        webhooks.c.name,
+        webhooks.c.disabled_reason,
+    ).where(in_list(webhooks.c.id, "ids"))
+)
+CANCEL_PENDING = Query(
+    update(dlv)
+    .where(dlv.c.webhook_id == bindparam("webhook_id"), IS_PENDING)
+    .values(status="cancelled", next_attempt_at=None, updated_at=_NOW)
+)
+
+
+# -- leases -----------------------------------------------------------------------------------
+
+EXTEND_LEASES = Query(
+    update(dlv)
+    .where(in_list(dlv.c.id, "ids"), dlv.c.leased_by == bindparam("b_worker"))
+    .values(leased_until=bindparam("b_until"))
+)
+RELEASE = Query(
+    update(dlv)
+    .where(in_list(dlv.c.id, "ids"), dlv.c.leased_by == bindparam("b_worker"))
+    .values(leased_by=None, leased_until=None)
+)
+
+
+# -- API: deliveries of a webhook, every statement scoped by account -------------------------
+
+
+def _page_of_deliveries(shape: tuple[bool, bool, bool]) -> Any:
+    """A page of a webhook's deliveries, newest first; ``shape``: (after a ``cursor``, of one
+    ``status``, skipping ``offset`` rows)."""
+    after_cursor, of_status, skipping = shape
+    query = (
+        select(*_DELIVERY_COLUMNS)
+        .where(
+            dlv.c.account_id == bindparam("account_id"),
+            dlv.c.webhook_id == bindparam("webhook_id"),
+        )
+        .order_by(dlv.c.id.desc())
+        .limit(bindparam("limit", type_=Integer()))
+    )
+    if after_cursor:
+        query = query.where(dlv.c.id < bindparam("cursor"))
+    if of_status:
+        query = query.where(dlv.c.status == bindparam("status"))
+    if skipping:
+        query = query.offset(bindparam("offset", type_=Integer()))
+    return query
+
+
+PAGE_OF_DELIVERIES = QueryShapes(_page_of_deliveries)
+
+
+def _owned() -> tuple[ColumnElement[bool], ...]:
+    """The delivery ``delivery_id``, only if it is the account's and the webhook's."""
+    return (
+        dlv.c.id == bindparam("delivery_id"),
+        dlv.c.account_id == bindparam("account_id"),
+        dlv.c.webhook_id == bindparam("webhook_id"),
+    )
+
+
+OWNED_DELIVERY = Query(select(*_DELIVERY_COLUMNS).where(*_owned()))
+ATTEMPT_LOG = Query(
+    select(delivery_attempts)
+    .where(delivery_attempts.c.delivery_id == bindparam("delivery_id"))
+    .order_by(delivery_attempts.c.id)
+)
+RETRY_DELIVERY = Query(
+    update(dlv)
+    .where(*_owned(), or_(dlv.c.status != "pending", dlv.c.leased_by.is_(None)))
+    .values(status="pending", next_attempt_at=_NOW, updated_at=_NOW)
+)
+"""Due again now, whatever its state, unless an attempt is in flight."""
+PROBE_NOW = Query(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("b_id"), webhooks.c.account_id == bindparam("b_account"))
+    .values(next_probe_at=None)
+)
+"""Someone asked for an attempt now: an open circuit's next probe is due at once."""
+
+
+# -- retention and queue figures --------------------------------------------------------------
+
+EXPIRED_EVENTS = Query(
+    select(events.c.id)
+    .where(
+        events.c.created_at < bindparam("cutoff", type_=events.c.created_at.type),
+        events.c.dispatched == true(),
+    )
+    .order_by(events.c.created_at)
+    .limit(bindparam("limit"))
+)
+"""Up to ``limit`` dispatched events created before ``cutoff``, oldest first."""
+DELETE_EVENTS = Query(delete(events).where(in_list(events.c.id, "ids")))
+COUNT_UNDISPATCHED = Query(select(func.count()).where(IS_UNDISPATCHED))
+COUNT_PENDING = Query(select(func.count()).select_from(dlv).where(IS_PENDING))
+DUE_NOW = Query(
+    select(func.count(), func.min(dlv.c.next_attempt_at)).where(
+        and_(IS_PENDING, dlv.c.next_attempt_at <= _NOW)
+    )
+)
+"""(how many deliveries are due, the earliest due time)."""
+
+
+# -- recovery ---------------------------------------------------------------------------------
+
+_SINCE = bindparam("since", type_=events.c.created_at.type)
+_UNTIL = bindparam("until", type_=events.c.created_at.type)
+_IS_FAILED_OR_CANCELLED = or_(
+    dlv.c.status == literal_column("'failed'"), dlv.c.status == literal_column("'cancelled'")
+)
+
+
+def _failed_in_window() -> Any:
+    """A webhook's failed or cancelled deliveries of events in the window."""
+    return (
+        select(dlv.c.id)
+        .select_from(dlv.join(events, events.c.id == dlv.c.event_id))
+        .where(
+            dlv.c.webhook_id == bindparam("webhook_id"),
+            _IS_FAILED_OR_CANCELLED,
+            events.c.created_at >= _SINCE,
+            events.c.created_at <= _UNTIL,
+        )
+    )
+
+
+def _missed_in_window() -> Any:
+    """The window's events of the subscribed types with no delivery to the webhook: the
+    candidates, of which the webhook gets those the fan-out's rule gives it
+    (``manager._received_by``)."""
+    return select(
+        events.c.id,
+        events.c.account_id,
+        events.c.type,
+        events.c.created_at,
+        events.c.target_webhook_id,
+        events.c.about_webhook_id,
+    ).where(
+        events.c.account_id == bindparam("account_id"),
+        events.c.id >= bindparam("id_from"),
+        events.c.created_at >= _SINCE,
+        events.c.created_at <= _UNTIL,
+        # Undispatched events are the fan-out's: it gives them their deliveries.
+        events.c.dispatched == true(),
+        events.c.target_webhook_id.is_(None),
+        in_list(events.c.type, "types"),
+        ~select(dlv.c.id)
+        .where(dlv.c.event_id == events.c.id, dlv.c.webhook_id == bindparam("webhook_id"))
+        .exists(),
+    )
+
+
+def _batch(query: Any, key: Any) -> Query:
+    return Query(query.where(key > bindparam("after")).order_by(key).limit(bindparam("limit")))
+
+
+def _count(query: Any) -> Query:
+    return Query(select(func.count().label("n")).select_from(query.subquery()))
+
+
+FAILED_BATCH = _batch(_failed_in_window(), dlv.c.id)
+MISSED_BATCH = _batch(_missed_in_window(), events.c.id)
+FAILED_COUNT = _count(_failed_in_window())
+SCHEDULE_AGAIN = Query(
+    update(dlv)
+    .where(in_list(dlv.c.id, "ids"), _IS_FAILED_OR_CANCELLED)
+    .values(
+        status="pending", next_attempt_at=_NOW, leased_by=None, leased_until=None, updated_at=_NOW
+    )
+)
+HAVE_DELIVERY = Query(
+    select(dlv.c.event_id).where(
+        dlv.c.webhook_id == bindparam("webhook_id"), in_list(dlv.c.event_id, "ids")
+    )
+)
+
+
+def _webhook_for_recovery(lock: bool) -> Query:
+    query = select(
+        webhooks.c.id,
+        webhooks.c.account_id,
+        webhooks.c.is_active,
+        webhooks.c.events,
+        webhooks.c.filter,
+        webhooks.c.created_at,
+    ).where(
+        webhooks.c.id == bindparam("webhook_id"), webhooks.c.account_id == bindparam("account_id")
+    )
+    # FOR NO KEY UPDATE: concurrent recoveries of one webhook take turns (they would both
+    # create the same missing deliveries), while the fan-out's FOR KEY SHARE goes on.
+    return Query(query.with_for_update(key_share=True) if lock else query)
+
+
+WEBHOOK_FOR_RECOVERY = _webhook_for_recovery(lock=False)
+WEBHOOK_FOR_RECOVERY_LOCKED = _webhook_for_recovery(lock=True)
