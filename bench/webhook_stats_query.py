@@ -4,8 +4,8 @@
 
 Seeds one webhook with ``--attempts`` attempts spread over the last 24 hours (straight into
 ``delivery_attempts`` and, through ``delivery.stats.add_to_rollups``, the rollups the recorder
-maintains), then times ``delivery.stats.webhook_stats`` for the default window (the last 24 h)
-and for a window with ragged ends, and, for comparison, one aggregate scan over every attempt
+maintains), then times ``domain.webhook_stats.webhook_stats`` for the default window (the last
+24 h) and for a window with ragged ends, and, for comparison, one aggregate scan over every attempt
 of the window. Without ``--database-url``: a SQLite file in a temporary directory. A targeted
 measurement, not part of ``make bench``.
 """
@@ -25,6 +25,7 @@ from sqlalchemy import func, insert, select, text
 
 from hookline import ids
 from hookline.delivery import stats
+from hookline.domain import webhook_stats
 from hookline.settings import Settings
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
@@ -101,7 +102,7 @@ async def _timed(db: Database, hook: str, since: datetime, until: datetime) -> l
     for _ in range(RUNS):
         began = time.perf_counter()
         async with db.read() as conn:
-            figures = await stats.webhook_stats(conn, hook, since, until)
+            figures = await webhook_stats.webhook_stats(conn, hook, since, until)
         took.append((time.perf_counter() - began) * 1000)
     print(f"  attempts in window: {figures['attempts']:,}; latency {figures['latency_ms']}")
     return took

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import orjson
 from pydantic import ValidationError
-from sqlalchemy.exc import SQLAlchemyError
 
 from hookline import listen
 from hookline.settings import Settings
@@ -91,9 +90,9 @@ def database_label(settings: Settings) -> str:
     """Where the database is, for people: an absolute path, or the URL without its password."""
     if settings.sqlite_path is not None:
         return str(settings.sqlite_path.resolve())
-    from sqlalchemy.engine import make_url
+    from hookline.storage.db import describe_database
 
-    return make_url(settings.database_url).render_as_string(hide_password=True)
+    return describe_database(settings.database_url)
 
 
 def _refuse_missing_file(settings: Settings, label: str) -> None:
@@ -128,10 +127,8 @@ async def opened_database(
 ) -> AsyncIterator[Database]:
     """The database, named on stderr and at the latest schema; refused when it does not exist
     unless ``may_create``. ``outcome`` receives what migrating did."""
-    from hookline.storage.connector import DRIVER_ERRORS
-    from hookline.storage.db import Database
+    from hookline.storage.db import DATABASE_ERRORS, Database
 
-    unusable: tuple[type[Exception], ...] = (OSError, SQLAlchemyError, *DRIVER_ERRORS)
     label = database_label(settings)
     _note(f"database {label}")
     if not may_create:
@@ -140,7 +137,7 @@ async def opened_database(
     try:
         try:
             done = await _bring_to_head(db, label, may_create=may_create)
-        except unusable as exc:
+        except DATABASE_ERRORS as exc:
             raise CliError(f"cannot use the database {label}: {_first_line(exc)}") from None
         if outcome is not None:
             outcome.append(done)
@@ -270,13 +267,13 @@ def _child_server_class() -> type[Any]:
 
 
 async def _migrate_for_serve(settings: Settings) -> None:
-    from hookline.storage.db import Database
+    from hookline.storage.db import DATABASE_ERRORS, Database
 
     label = database_label(settings)
     db = Database(settings)
     try:
         await _bring_to_head(db, label, may_create=True)
-    except (OSError, SQLAlchemyError) as exc:
+    except DATABASE_ERRORS as exc:
         raise CliError(f"cannot use the database {label}: {_first_line(exc)}") from None
     finally:
         await db.dispose()

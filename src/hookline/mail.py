@@ -21,11 +21,9 @@ from collections.abc import Sequence
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 
-from sqlalchemy import select
-
 from hookline.settings import Settings, SmtpServer
 from hookline.storage.connector import Connection
-from hookline.storage.models import users
+from hookline.storage.queries import users as user_queries
 
 log = logging.getLogger("hookline.mail")
 
@@ -70,9 +68,7 @@ async def send(settings: Settings, to: Sequence[str], subject: str, text: str) -
 
 async def account_user_emails(conn: Connection, account_id: str) -> list[str]:
     """The e-mail address of every dashboard user of the account, oldest user first."""
-    rows = await conn.execute(
-        select(users.c.email).where(users.c.account_id == account_id).order_by(users.c.id)
-    )
+    rows = await conn.execute(user_queries.EMAILS, {"account_id": account_id})
     return [row.email for row in rows]
 
 

@@ -15,7 +15,7 @@ from sqlalchemy import false, func, select
 from standardwebhooks import Webhook
 
 from hookline.app import create_app
-from hookline.delivery import manager
+from hookline.domain import recovery
 from hookline.storage.models import events
 from hookline.timeutil import iso, utcnow
 from tests.conftest import Account, make_database_url, make_settings, new_account
@@ -283,9 +283,9 @@ async def test_recover_applies_the_filter_and_the_alert_rule_as_the_fan_out_does
             f"/v1/webhooks/{webhook['id']}", json={"is_active": True}, headers=owner.headers
         )
         assert on.status_code == 200
-        window = manager.RecoveryWindow(utcnow() - timedelta(minutes=1), utcnow())
+        window = recovery.RecoveryWindow(utcnow() - timedelta(minutes=1), utcnow())
         async with worker_app.state.db.read() as conn:
-            preview = await manager.count_recoverable(conn, owner.id, webhook["id"], window)
+            preview = await recovery.count_recoverable(conn, owner.id, webhook["id"], window)
         assert preview == 2
 
         recovered = await _recover(http, owner, webhook["id"], since=started)

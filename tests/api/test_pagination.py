@@ -6,15 +6,14 @@ from __future__ import annotations
 import httpx
 from pydantic import BaseModel
 
-from hookline.delivery import manager
 from hookline.schemas.calls import CallOut
 from hookline.schemas.contacts import ContactOut
 from hookline.schemas.deliveries import DeliveryOut
 from hookline.schemas.events import EventOut
 from hookline.storage.db import Database
-from hookline.timeutil import utcnow
 from tests.api.test_calls import CALL
 from tests.conftest import Account
+from tests.support.fanout import fan_out_everything
 
 ADA = {"first_name": "Ada", "phone_number": "+14155552671", "tags": ["vip"]}
 
@@ -39,7 +38,7 @@ async def test_every_list_endpoint_returns_its_schema_exactly(
     for _ in range(3):
         assert (await client.post("/v1/contacts", json=ADA, headers=headers)).status_code == 201
     assert (await client.post("/v1/calls", json=CALL, headers=headers)).status_code == 201
-    await manager.dispatch_events(db, now=utcnow())  # the worker's fan-out, run here
+    await fan_out_everything(db)  # the worker's fan-out, run here
 
     lists: dict[str, type[BaseModel]] = {
         "/v1/contacts?limit=2": ContactOut,

@@ -14,6 +14,7 @@ from hookline.delivery import manager
 from hookline.delivery.manager import AttemptRecord, ClaimRequest
 from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision
 from hookline.delivery.sender import AttemptResult
+from hookline.domain.deliveries import retry_delivery
 from hookline.domain.webhooks import update_webhook
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
@@ -163,7 +164,7 @@ async def test_a_manual_retry_makes_the_probe_due_at_once(env: Env) -> None:
     )
     assert all(c.webhook_id != failing for c in await manager.claim_due(env.db, request()))
     async with env.db.begin() as conn:
-        await manager.retry_delivery(conn, account, failing, delivery.id, now=utcnow())
+        await retry_delivery(conn, account, failing, delivery.id, now=utcnow())
     [probe] = await manager.claim_due(env.db, request("w2"))
     assert probe.delivery_id == delivery.id
 

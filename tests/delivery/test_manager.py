@@ -14,6 +14,7 @@ from hookline.delivery import manager
 from hookline.delivery.manager import AttemptRecord, ClaimRequest
 from hookline.delivery.retry import Decision
 from hookline.delivery.sender import AttemptResult
+from hookline.domain import deliveries as deliveries_domain
 from hookline.storage.models import deliveries, events, webhooks, workers
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env, ago
@@ -77,7 +78,7 @@ async def test_test_event_goes_to_its_target_alone(env: Env) -> None:
     target, _ = await env.webhook(account, URL, ["call.started"])
     await env.webhook(account, URL, ["contact.created", "call.started"])
     async with env.db.begin() as conn:
-        event = await manager.insert_test_event(conn, account, target)
+        event = await deliveries_domain.insert_test_event(conn, account, target)
     await manager.dispatch_events(env.db, now=utcnow())
     rows = await env.deliveries(event_id=event)
     assert [(r.webhook_id, r.event_type) for r in rows] == [(target, "webhook.test")]
@@ -405,60 +406,6 @@ async def test_release_returns_claims_at_once(env: Env) -> None:
     assert again.delivery_id == claim.delivery_id
 
 
-async def test_list_get_and_retry_for_the_api(env: Env) -> None:
-    account, stranger = await env.account(), await env.account()
-    hook, _ = await env.webhook(account, URL)
-    for _ in range(3):
-        await env.event(account)
-    await manager.dispatch_events(env.db, now=utcnow())
-    claims = await manager.claim_due(env.db, request())
-    await manager.record_outcomes(
-        env.db,
-        "w1",
-        [record(c, 500, Decision("failed")) for c in claims],
-        now=utcnow(),
-        disable_after=DAY,
-    )
-
-    async with env.db.read() as conn:
-        page, cursor = await manager.list_deliveries(conn, account, hook, limit=2)
-        rest, end = await manager.list_deliveries(conn, account, hook, limit=2, cursor=cursor)
-        hidden, _ = await manager.list_deliveries(conn, stranger, hook)
-        detail = await manager.get_delivery(conn, account, hook, claims[0].delivery_id)
-        foreign = await manager.get_delivery(conn, stranger, hook, claims[0].delivery_id)
-
-    newest_first = [c.delivery_id for c in reversed(claims)]
-    assert [d["id"] for d in page + rest] == newest_first and end is None
-    assert hidden == [] and foreign is None
-    assert set(page[0]) >= {
-        "id",
-        "event_id",
-        "event_type",
-        "status",
-        "attempts",
-        "last_status_code",
-        "next_attempt_at",
-        "created_at",
-    }
-    assert page[0]["status"] == "failed" and page[0]["last_status_code"] == 500
-    assert page[0]["created_at"].endswith("Z")
-    assert detail is not None
-    [attempt] = detail["attempt_log"]
-    assert attempt["status_code"] == 500 and attempt["response_body"] == "ok"
-    assert attempt["attempted_at"].endswith("Z")
-
-    async with env.db.begin() as conn:
-        retried = await manager.retry_delivery(
-            conn, account, hook, claims[0].delivery_id, now=utcnow()
-        )
-        missing = await manager.retry_delivery(
-            conn, stranger, hook, claims[0].delivery_id, now=utcnow()
-        )
-    assert retried is not None and retried["status"] == "pending" and missing is None
-    [again] = await manager.claim_due(env.db, request())
-    assert (again.delivery_id, again.attempts) == (claims[0].delivery_id, 1)
-
-
 async def test_cancel_pending_on_deactivation(env: Env) -> None:
     account = await env.account()
     hook, _ = await env.webhook(account, URL)
@@ -491,18 +438,6 @@ async def test_prune_removes_old_dispatched_events_with_their_deliveries(env: En
         count = await conn.scalar(select(func.count()).select_from(deliveries))
     assert left == {stale_undispatched, fresh} and not left & set(old)
     assert count == 0
-
-
-async def test_queue_stats(env: Env) -> None:
-    account = await env.account()
-    await env.webhook(account, URL)
-    for _ in range(3):
-        await env.event(account)
-    await manager.dispatch_events(env.db, now=ago(10), batch_size=2)
-    stats = await manager.queue_stats(env.db, now=utcnow())
-    assert stats.undispatched_events == 1
-    assert (stats.pending_deliveries, stats.due_deliveries) == (2, 2)
-    assert 9 < stats.oldest_due_age_seconds < 60
 
 
 async def test_concurrent_claims_on_postgresql_take_disjoint_rows_without_waiting(

@@ -16,6 +16,7 @@ from hookline import __version__
 from hookline.delivery import manager
 from hookline.delivery.wakeup import Wakeup, make_wakeup
 from hookline.delivery.worker import Worker
+from hookline.domain import deliveries as deliveries_domain
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import CONTACT, Env, new_secret
@@ -173,7 +174,7 @@ async def test_test_event_reaches_an_unsubscribed_target(env: Env) -> None:
         hook, secret = await env.webhook(account, receiver.url, ["call.completed"])
         await env.worker()
         async with env.db.begin() as conn:
-            event = await manager.insert_test_event(conn, account, hook)
+            event = await deliveries_domain.insert_test_event(conn, account, hook)
         [request] = await receiver.wait_for(1)
     payload = Webhook(secret).verify(request.body, request.headers)
     assert payload["id"] == event and payload["type"] == "webhook.test"
@@ -586,7 +587,7 @@ async def test_manual_retry_sends_a_failed_delivery_again(env: Env) -> None:
         await env.event(account)
         row = await env.delivery_where(lambda r: r.status == "failed")
         async with env.db.begin() as conn:
-            await manager.retry_delivery(conn, account, hook, row.id, now=utcnow())
+            await deliveries_domain.retry_delivery(conn, account, hook, row.id, now=utcnow())
         worker.wakeup.events_committed()
         await receiver.wait_for(3)
         done = await env.delivery_where(lambda r: r.status == "succeeded")

@@ -19,11 +19,10 @@ import httpx
 import pytest
 
 from hookline.app import create_app
-from hookline.delivery import manager
 from hookline.domain import keys
 from hookline.storage.db import Database
-from hookline.timeutil import utcnow
 from tests.conftest import Account, make_settings, new_account
+from tests.support.fanout import fan_out_everything
 from tests.support.routes import http_routes
 
 CONTACT = {"first_name": "Ada", "phone_number": "+14155550100"}
@@ -84,10 +83,7 @@ async def check_receiver(client: httpx.AsyncClient, owner: Account, _db: Databas
 async def retry_delivery(client: httpx.AsyncClient, owner: Account, db: Database) -> Post:
     webhook = await _webhook(client, owner)
     await _created(client, owner, "/v1/contacts", CONTACT)
-    # No worker runs here: fan out by hand, every batch (the database is shared with other
-    # tests, whose undispatched events come first).
-    while (await manager.dispatch_events(db, now=utcnow())).events:
-        pass
+    await fan_out_everything(db)  # no worker runs here
     listed = await client.get(f"/v1/webhooks/{webhook['id']}/deliveries", headers=owner.headers)
     [delivery] = listed.json()
     return Post(f"/v1/webhooks/{webhook['id']}/deliveries/{delivery['id']}/retry")

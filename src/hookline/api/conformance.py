@@ -12,11 +12,7 @@ from hookline.api.openapi import error_responses
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
 from hookline.crypto import SecretBox
-from hookline.delivery.conformance import check_receiver
-from hookline.delivery.sender import Sender
-from hookline.domain.webhooks import probe_target
-from hookline.errors import NotFound
-from hookline.settings import Settings
+from hookline.domain.conformance import run_check
 
 router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["webhooks"], route_class=DirectRoute)
 
@@ -31,22 +27,6 @@ class CheckOut(BaseModel):
 class ConformanceOut(BaseModel):
     passed: bool
     checks: list[CheckOut]
-
-
-async def run_check(
-    settings: Settings, db: DB, box: SecretBox, account_id: str, webhook_id: str
-) -> dict[str, object]:
-    """The report for one of the account's webhooks; shared with the dashboard."""
-    async with db.read() as conn:
-        target = await probe_target(conn, account_id, webhook_id, box=box)
-    if target is None:
-        raise NotFound(f"No webhook with id {webhook_id}.")
-    sender = Sender(settings)
-    await sender.start()
-    try:
-        return await check_receiver(sender, target)
-    finally:
-        await sender.close()
 
 
 @router.post(

@@ -18,7 +18,7 @@ from hookline.api.pagination import (
 )
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute, validate_body
-from hookline.delivery import manager
+from hookline.domain import deliveries
 from hookline.domain.events import record_event
 from hookline.domain.webhooks import get_webhook
 from hookline.errors import Conflict, NotFound, ValidationFailed
@@ -79,7 +79,7 @@ async def list_deliveries(
 ) -> JSONResponse:
     async with db.read() as conn:
         await _webhook_or_404(conn, auth.account_id, webhook_id)
-        rows, next_cursor = await manager.list_deliveries(
+        rows, next_cursor = await deliveries.list_deliveries(
             conn,
             auth.account_id,
             webhook_id,
@@ -101,7 +101,7 @@ async def get_delivery(
     webhook_id: str, delivery_id: str, auth: WebhooksRead, db: DB
 ) -> JSONResponse:
     async with db.read() as conn:
-        delivery = await manager.get_delivery(conn, auth.account_id, webhook_id, delivery_id)
+        delivery = await deliveries.get_delivery(conn, auth.account_id, webhook_id, delivery_id)
     if delivery is None:
         raise _delivery_not_found(delivery_id)
     return JSONResponse(delivery)
@@ -118,7 +118,7 @@ async def retry_delivery(
     request: Request, webhook_id: str, delivery_id: str, auth: WebhooksWrite, db: DB
 ) -> JSONResponse:
     async with db.begin() as conn:
-        delivery = await manager.retry_delivery(
+        delivery = await deliveries.retry_delivery(
             conn, auth.account_id, webhook_id, delivery_id, now=utcnow()
         )
     if delivery is None:
@@ -153,7 +153,7 @@ async def send_test_event(
         if not webhook["is_active"]:
             raise Conflict("This webhook is inactive; enable it to send a test event.")
         if wanted is None:
-            event_id = await manager.insert_test_event(conn, auth.account_id, webhook_id)
+            event_id = await deliveries.insert_test_event(conn, auth.account_id, webhook_id)
         else:
             event_id = await record_event(
                 conn,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -15,14 +14,12 @@ from hookline.api.responses import JSONResponse
 from hookline.errors import (
     ApiError,
     InternalError,
-    InvalidJSON,
     MethodNotAllowed,
     NotFound,
     ServiceUnavailable,
-    ValidationFailed,
     error_body,
 )
-from hookline.schemas.common import READ_ONLY_FIELDS
+from hookline.schemas.failures import validation_failure
 from hookline.storage.outage import is_store_unavailable
 
 log = logging.getLogger("hookline.errors")
@@ -40,54 +37,6 @@ def error_response(request: Request, error: ApiError) -> JSONResponse:
     )
 
 
-def _field_name(loc: tuple[Any, ...]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
-    # Pydantic puts the failing validator's type (e.g. "function-after[...]") in the location,
-    # and the member of a union (``bool | None``: "bool", "none") that failed.
-    parts = [p for p in parts if "[" not in p and p not in _UNION_MEMBERS]
-    return ".".join(parts) or "body"
-
-
-_UNION_MEMBERS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
-
-
-def _field_message(error: dict[str, Any], field: str) -> str:
-    kind = error.get("type", "")
-    if kind == "extra_forbidden":
-        top = field.split(".")[0]
-        if top in READ_ONLY_FIELDS:
-            return f"{field} is read-only and cannot be set"
-        return f"{field} is not a known field"
-    if kind == "missing":
-        return f"{field} is required"
-    message = str(error.get("msg", "is not valid"))
-    if kind == "value_error":
-        # Our validators already name the field: "phone_number must be E.164, ...".
-        return message.removeprefix("Value error, ")
-    return f"{field}: {message[0].lower()}{message[1:]}" if message else f"{field} is not valid"
-
-
-def validation_error_from(exc: RequestValidationError) -> ApiError:
-    errors = list(exc.errors())
-    for error in errors:
-        if error.get("type") == "json_invalid":
-            return InvalidJSON("The request body is not valid JSON.")
-        loc = tuple(error.get("loc", ()))
-        if loc == ("body",) and error.get("type") in (
-            "model_attributes_type",
-            "model_type",
-            "dict_type",
-            "missing",
-        ):
-            return InvalidJSON("The request body must be a JSON object.")
-    fields: dict[str, dict[str, str]] = {}
-    for error in errors:
-        field = _field_name(tuple(error.get("loc", ())))
-        # A union's members each fail; the first (the documented type, not null) says why.
-        fields.setdefault(field, {"field": field, "message": _field_message(error, field)})
-    return ValidationFailed(list(fields.values()))
-
-
 async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ApiError)
     return error_response(request, exc)
@@ -95,7 +44,7 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
-    return error_response(request, validation_error_from(exc))
+    return error_response(request, validation_failure(exc.errors()))
 
 
 def _matches_a_route(request: Request, path: str) -> bool:

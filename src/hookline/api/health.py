@@ -12,7 +12,7 @@ from starlette.responses import Response
 from hookline import metrics
 from hookline.api.deps import DB
 from hookline.api.responses import JSONResponse
-from hookline.delivery.manager import queue_stats, worker_heartbeats
+from hookline.domain.queue import queue_stats, worker_heartbeats
 from hookline.storage.db import Database
 from hookline.timeutil import utcnow
 

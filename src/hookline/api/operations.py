@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from fastapi import APIRouter, Query, Request
@@ -18,39 +18,20 @@ from hookline.api.deps import (
 from hookline.api.openapi import error_responses
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
-from hookline.delivery import manager
-from hookline.delivery.stats import webhook_stats
+from hookline.domain import recovery as recovery_domain
+from hookline.domain.operations import DEFAULT_STATS_WINDOW, checked_window
+from hookline.domain.webhook_stats import webhook_stats
 from hookline.domain.webhooks import get_webhook
-from hookline.errors import Conflict, NotFound, ValidationFailed
+from hookline.errors import Conflict, NotFound
 from hookline.schemas.common import Since, Until
 from hookline.schemas.operations import RecoverIn, RecoverOut, StatsOut
 from hookline.timeutil import utcnow
 
 router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["webhooks"], route_class=DirectRoute)
 
-DEFAULT_STATS_WINDOW = timedelta(hours=24)
-
 
 def _not_found(webhook_id: str) -> NotFound:
     return NotFound(f"No webhook with id {webhook_id}.")
-
-
-def checked_window(
-    since: datetime, until: datetime | None, *, now: datetime, retention_days: int
-) -> manager.RecoveryWindow:
-    """[since, until] with ``until`` at most now (default now), ``since`` within retention and
-    before ``until``; a 422 naming the field otherwise."""
-    end = min(until, now) if until is not None else now
-    oldest = now - timedelta(days=retention_days)
-    if since < oldest:
-        raise ValidationFailed.for_field(
-            "since", f"since must be within the retention period ({retention_days} days)"
-        )
-    if since > now:
-        raise ValidationFailed.for_field("since", "since must not be in the future")
-    if since > end:
-        raise ValidationFailed.for_field("until", "until must not be before since")
-    return manager.RecoveryWindow(since, end)
 
 
 @router.post(
@@ -86,7 +67,7 @@ async def recover(
     # retry after a crash half-way queues what is left. Shielded: a client that hangs up does
     # not stop a recovery half-way.
     recovery = asyncio.get_running_loop().create_task(
-        manager.recover(db, auth.account_id, webhook_id, window)
+        recovery_domain.recover(db, auth.account_id, webhook_id, window)
     )
     # Referenced until done (the app awaits these at shutdown), as ``background.spawn`` does.
     running: set[asyncio.Task[Any]] = request.app.state.background_tasks
@@ -94,7 +75,7 @@ async def recover(
     recovery.add_done_callback(running.discard)
     try:
         queued = await asyncio.shield(recovery)
-    except manager.WebhookNotActive:
+    except recovery_domain.WebhookNotActive:
         raise Conflict("This webhook is inactive; enable it before recovering.") from None
     if queued is None:
         raise _not_found(webhook_id)

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from fastapi import Query, Request
 
 from hookline.api.responses import JSONResponse
-from hookline.errors import ValidationFailed
 
-# A cursor is the id of the last item of the previous page: any id-shaped string is a valid
-# cursor (it means "items older than this id"), so the OpenAPI pattern is exactly the rule.
-CURSOR_PATTERN = "^[A-Za-z0-9_-]{1,100}$"
-_CURSOR = re.compile(CURSOR_PATTERN)
+# Shared with the dashboard (schemas.cursors); re-exported for the API's list endpoints.
+from hookline.schemas.cursors import CURSOR_PATTERN as CURSOR_PATTERN
+from hookline.schemas.cursors import decode_cursor as decode_cursor
+from hookline.schemas.cursors import encode_cursor as encode_cursor
+
 MAX_OFFSET = 1_000_000
 
 LimitQuery = Annotated[int, Query(ge=1, le=100, description="Page size, 1..100.")]
@@ -34,18 +33,6 @@ OffsetQuery = Annotated[
         "The `Link` header's cursor is cheaper and stable while items are added.",
     ),
 ]
-
-
-def encode_cursor(last_id: str) -> str:
-    return last_id
-
-
-def decode_cursor(cursor: str | None) -> str | None:
-    if cursor is None:
-        return None
-    if not _CURSOR.fullmatch(cursor):
-        raise ValidationFailed.for_field("cursor", "cursor is not valid; use the Link header's URL")
-    return cursor
 
 
 def skipped(cursor: str | None, offset: int | None) -> int | None:

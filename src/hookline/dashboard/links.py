@@ -12,12 +12,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select
-
 from hookline.dashboard.web import PREFIX
 from hookline.settings import Settings
 from hookline.storage.connector import Connection
-from hookline.storage.models import login_tokens
+from hookline.storage.db import fetch_one
+from hookline.storage.queries import login_tokens as queries
 from hookline.timeutil import utcnow
 
 INVITE = "invite"
@@ -58,19 +57,18 @@ def url_for(settings: Settings, purpose: str, token: str) -> str:
 async def issue(conn: Connection, purpose: str, account_id: str, email: str) -> str:
     """A new link's token for ``email``; earlier links of this kind for it stop working."""
     now = utcnow()
-    await conn.execute(delete(login_tokens).where(login_tokens.c.expires_at <= now))
+    await conn.execute(queries.DELETE_EXPIRED, {"now": now})
     await _forget(conn, purpose, account_id, email)
     token = secrets.token_urlsafe(32)
-    await conn.execute(
-        login_tokens.insert().values(
-            id=_hash(token),
-            purpose=purpose,
-            account_id=account_id,
-            email=email,
-            created_at=now,
-            expires_at=now + LIFETIMES[purpose],
-        )
-    )
+    row = {
+        "id": _hash(token),
+        "purpose": purpose,
+        "account_id": account_id,
+        "email": email,
+        "created_at": now,
+        "expires_at": now + LIFETIMES[purpose],
+    }
+    await conn.execute(queries.INSERT, row)
     return token
 
 
@@ -78,15 +76,8 @@ async def look_up(conn: Connection, purpose: str, token: str) -> LinkTarget | No
     """Whom a live link is for, or None (unknown, used, expired, or another kind of link)."""
     if len(token) != _TOKEN_LENGTH or not _TOKEN_ALPHABET.issuperset(token):
         return None
-    row = (
-        await conn.execute(
-            select(login_tokens).where(
-                login_tokens.c.id == _hash(token),
-                login_tokens.c.purpose == purpose,
-                login_tokens.c.expires_at > utcnow(),
-            )
-        )
-    ).first()
+    params = {"id": _hash(token), "purpose": purpose, "now": utcnow()}
+    row = await fetch_one(conn, queries.LIVE, params)
     if row is None:
         return None
     return LinkTarget(row.purpose, row.account_id, row.email, row.expires_at)
@@ -100,7 +91,7 @@ async def use(conn: Connection, purpose: str, token: str) -> LinkTarget | None:
     target = await look_up(conn, purpose, token)
     if target is None:
         return None
-    result = await conn.execute(delete(login_tokens).where(login_tokens.c.id == _hash(token)))
+    result = await conn.execute(queries.DELETE, {"id": _hash(token)})
     if result.rowcount != 1:
         return None
     await _forget(conn, purpose, target.account_id, target.email)
@@ -108,15 +99,8 @@ async def use(conn: Connection, purpose: str, token: str) -> LinkTarget | None:
 
 
 async def pending_invitations(conn: Connection, account_id: str) -> list[PendingInvitation]:
-    rows = await conn.execute(
-        select(login_tokens.c.email, login_tokens.c.expires_at)
-        .where(
-            login_tokens.c.account_id == account_id,
-            login_tokens.c.purpose == INVITE,
-            login_tokens.c.expires_at > utcnow(),
-        )
-        .order_by(login_tokens.c.created_at)
-    )
+    params = {"account_id": account_id, "purpose": INVITE, "now": utcnow()}
+    rows = await conn.execute(queries.PENDING, params)
     return [PendingInvitation(row.email, row.expires_at) for row in rows]
 
 
@@ -125,10 +109,5 @@ async def cancel_invitation(conn: Connection, account_id: str, email: str) -> No
 
 
 async def _forget(conn: Connection, purpose: str, account_id: str, email: str) -> None:
-    await conn.execute(
-        delete(login_tokens).where(
-            login_tokens.c.purpose == purpose,
-            login_tokens.c.account_id == account_id,
-            login_tokens.c.email == email,
-        )
-    )
+    params = {"purpose": purpose, "account_id": account_id, "email": email}
+    await conn.execute(queries.FORGET, params)

@@ -6,13 +6,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import Request
-from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 
-from hookline.api.errors import validation_error_from
-from hookline.api.pagination import decode_cursor, encode_cursor
 from hookline.dashboard.web import PageError
 from hookline.errors import ApiError
+from hookline.schemas.cursors import decode_cursor, encode_cursor
+from hookline.schemas.failures import validation_failure
 
 PAGE_SIZE = 25
 
@@ -46,11 +45,7 @@ def next_page_url(request: Request, last_id: str) -> str:
 
 def field_errors(error: ValidationError | ApiError) -> dict[str, str]:
     """Field name → message, worded exactly as the API words them (the same schemas)."""
-    failure = (
-        validation_error_from(RequestValidationError(error.errors()))
-        if isinstance(error, ValidationError)
-        else error
-    )
+    failure = validation_failure(error.errors()) if isinstance(error, ValidationError) else error
     fields = (failure.details or {}).get("fields") or [
         {"field": "form", "message": failure.message}
     ]

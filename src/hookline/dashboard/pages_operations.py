@@ -16,13 +16,14 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 
 from hookline import mail
-from hookline.api.operations import DEFAULT_STATS_WINDOW, checked_window
 from hookline.dashboard.csrf import CheckedForm
 from hookline.dashboard.listing import field_errors, text
 from hookline.dashboard.sessions import CurrentSession
 from hookline.dashboard.web import PREFIX, Flash, database, not_found, redirect, render
-from hookline.delivery import manager, stats
+from hookline.domain import recovery as recovery_domain
+from hookline.domain import webhook_stats as stats
 from hookline.domain import webhooks as domain
+from hookline.domain.operations import DEFAULT_STATS_WINDOW, checked_window
 from hookline.errors import ValidationFailed
 from hookline.schemas.operations import RecoverIn
 from hookline.settings import Settings
@@ -105,7 +106,7 @@ def _picker_to_iso(value: str) -> str | None:
         return value
 
 
-def _window(request: Request, since: str, until: str) -> manager.RecoveryWindow:
+def _window(request: Request, since: str, until: str) -> recovery_domain.RecoveryWindow:
     body = RecoverIn.model_validate(
         {"since": _picker_to_iso(since), "until": _picker_to_iso(until)}
     )
@@ -149,7 +150,9 @@ async def recover_form(
             window = _window(request, since, until)
         except (ValidationError, ValidationFailed) as exc:
             return _form_page(request, webhook, values, errors=field_errors(exc))
-        count = await manager.count_recoverable(conn, session.account_id, webhook_id, window)
+        count = await recovery_domain.count_recoverable(
+            conn, session.account_id, webhook_id, window
+        )
     return _form_page(request, webhook, values, count=count)
 
 
@@ -168,13 +171,13 @@ async def recover(
         values = {"since": since, "until": until}
         return _form_page(request, webhook, values, errors=field_errors(exc))
     try:
-        queued = await manager.recover(
+        queued = await recovery_domain.recover(
             database(request),
             session.account_id,
             webhook_id,
             window,
         )
-    except manager.WebhookNotActive:
+    except recovery_domain.WebhookNotActive:
         flash = Flash("error", "This webhook is disabled: enable it first, then recover.")
         return redirect(request, _url(webhook_id), flash)
     if queued is None:

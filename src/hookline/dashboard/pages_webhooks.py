@@ -1,7 +1,7 @@
 """Webhooks: list, create (secret shown once), edit, enable/disable, rotate the secret, send a
 test event, delete; and each webhook's delivery log with every attempt and a retry button.
 
-Everything goes through ``domain.webhooks`` and ``delivery.manager``, as the API does.
+Everything goes through ``domain.webhooks`` and ``domain.deliveries``, as the API does.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
-from hookline.api.conformance import run_check
 from hookline.crypto import SecretBox
 from hookline.dashboard.csrf import CheckedForm
 from hookline.dashboard.listing import PAGE_SIZE, cursor_id, field_errors, next_page_url, text
@@ -27,8 +26,9 @@ from hookline.dashboard.web import (
     redirect,
     render,
 )
-from hookline.delivery import manager
+from hookline.domain import deliveries as deliveries_domain
 from hookline.domain import webhooks as domain
+from hookline.domain.conformance import run_check
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import ValidationFailed
 from hookline.schemas.webhooks import WebhookCreate, WebhookUpdate
@@ -122,7 +122,7 @@ async def list_webhooks(request: Request, session: CurrentSession) -> HTMLRespon
     async with database(request).read() as conn:
         webhooks = await domain.list_webhooks(conn, session.account_id)
         for webhook in webhooks:
-            latest, _ = await manager.list_deliveries(
+            latest, _ = await deliveries_domain.list_deliveries(
                 conn, session.account_id, webhook["id"], limit=1
             )
             webhook["last_delivery"] = latest[0] if latest else None
@@ -184,7 +184,7 @@ async def show_webhook(
 ) -> HTMLResponse:
     webhook = await _webhook(request, session, webhook_id)
     async with database(request).read() as conn:
-        deliveries, next_id = await manager.list_deliveries(
+        deliveries, next_id = await deliveries_domain.list_deliveries(
             conn,
             session.account_id,
             webhook_id,
@@ -337,7 +337,7 @@ async def send_test(
         flash = Flash("error", "This webhook is disabled: enable it first, then send a test event.")
         return redirect(request, _url(webhook_id), flash)
     async with database(request).begin() as conn:
-        event_id = await manager.insert_test_event(conn, session.account_id, webhook_id)
+        event_id = await deliveries_domain.insert_test_event(conn, session.account_id, webhook_id)
     flash = Flash(
         "success",
         f"Test event {event_id} sent. Its delivery appears below in a moment (reload the page).",
@@ -391,7 +391,9 @@ async def show_delivery(
 ) -> HTMLResponse:
     webhook = await _webhook(request, session, webhook_id)
     async with database(request).read() as conn:
-        delivery = await manager.get_delivery(conn, session.account_id, webhook_id, delivery_id)
+        delivery = await deliveries_domain.get_delivery(
+            conn, session.account_id, webhook_id, delivery_id
+        )
     if delivery is None:
         raise not_found("delivery")
     return render(request, "delivery.html", {"webhook": webhook, "delivery": delivery})
@@ -406,7 +408,7 @@ async def retry_delivery(
     delivery_id: str,
 ) -> RedirectResponse:
     async with database(request).begin() as conn:
-        delivery = await manager.retry_delivery(
+        delivery = await deliveries_domain.retry_delivery(
             conn, session.account_id, webhook_id, delivery_id, now=utcnow()
         )
     if delivery is None:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import select
-
 from hookline.dashboard import links, users
 from hookline.dashboard.web import PREFIX
 from hookline.settings import Settings
 from hookline.storage.connector import Connection
-from hookline.storage.models import accounts
+from hookline.storage.queries import accounts as account_queries
 
 
 class NoSuchAccount(Exception):
@@ -29,8 +27,8 @@ class Mail:
 
 
 async def account_name(conn: Connection, account_id: str) -> str | None:
-    row = (await conn.execute(select(accounts.c.name).where(accounts.c.id == account_id))).first()
-    return None if row is None else str(row.name)
+    name = await conn.scalar(account_queries.NAME_OF, {"account_id": account_id})
+    return None if name is None else str(name)
 
 
 async def invite(

@@ -13,12 +13,11 @@ from datetime import timedelta
 from typing import Annotated
 
 from fastapi import Depends, Request, Response
-from sqlalchemy import delete, select
 
 from hookline.dashboard.web import PREFIX, LoginRequired
 from hookline.storage.connector import Connection
-from hookline.storage.db import Database
-from hookline.storage.models import dashboard_sessions, users
+from hookline.storage.db import Database, fetch_one
+from hookline.storage.queries import sessions as queries
 from hookline.timeutil import utcnow
 
 SESSION_COOKIE = "hl_session"
@@ -43,43 +42,27 @@ async def create_session(conn: Connection, user_id: str) -> str:
     cookie_value = secrets.token_urlsafe(32)
     now = utcnow()
     # Expired rows of anyone are swept here: logins are rare, so this costs nothing noticeable.
-    await conn.execute(delete(dashboard_sessions).where(dashboard_sessions.c.expires_at < now))
-    await conn.execute(
-        dashboard_sessions.insert().values(
-            id=_hash(cookie_value),
-            user_id=user_id,
-            csrf_token=secrets.token_urlsafe(32),
-            created_at=now,
-            expires_at=now + SESSION_LIFETIME,
-        )
-    )
+    await conn.execute(queries.DELETE_EXPIRED, {"now": now})
+    row = {
+        "id": _hash(cookie_value),
+        "user_id": user_id,
+        "csrf_token": secrets.token_urlsafe(32),
+        "created_at": now,
+        "expires_at": now + SESSION_LIFETIME,
+    }
+    await conn.execute(queries.INSERT, row)
     return cookie_value
 
 
 async def load_session(conn: Connection, cookie_value: str) -> DashboardSession | None:
-    row = (
-        await conn.execute(
-            select(
-                dashboard_sessions.c.id,
-                dashboard_sessions.c.csrf_token,
-                users.c.id.label("user_id"),
-                users.c.account_id,
-                users.c.email,
-            )
-            .join(users, users.c.id == dashboard_sessions.c.user_id)
-            .where(
-                dashboard_sessions.c.id == _hash(cookie_value),
-                dashboard_sessions.c.expires_at > utcnow(),
-            )
-        )
-    ).first()
+    row = await fetch_one(conn, queries.LIVE, {"id": _hash(cookie_value), "now": utcnow()})
     if row is None:
         return None
     return DashboardSession(row.id, row.user_id, row.account_id, row.email, row.csrf_token)
 
 
 async def end_session(conn: Connection, session_id: str) -> None:
-    await conn.execute(delete(dashboard_sessions).where(dashboard_sessions.c.id == session_id))
+    await conn.execute(queries.DELETE, {"id": session_id})
 
 
 def set_session_cookie(request: Request, response: Response, cookie_value: str) -> None:

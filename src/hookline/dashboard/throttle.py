@@ -24,12 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, delete, select
-from sqlalchemy.sql.elements import ColumnElement
-
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database
-from hookline.storage.models import auth_attempts
+from hookline.storage.queries import auth_attempts as queries
 from hookline.timeutil import utcnow
 
 LOGIN = "login"
@@ -100,6 +97,10 @@ class Attempt:
     address_key: str
     email_key: str | None
 
+    def keys(self) -> dict[str, str | None]:
+        """What the attempt's rows are counted by: the parameters its statements take."""
+        return {"scope": self.scope, "address_key": self.address_key, "email_key": self.email_key}
+
 
 @dataclass(frozen=True, slots=True)
 class Rule:
@@ -138,7 +139,7 @@ class Throttle:
         """The right password: forget this attempt and this address's failures for the e-mail
         (not its failures for other e-mails, which may be someone guessing)."""
         async with db.begin() as conn:
-            await conn.execute(delete(auth_attempts).where(self._pair_of(attempt)))
+            await conn.execute(queries.DELETE_PAIR, attempt.keys())
 
     # -- sign-up, password reset, invitations ---------------------------------------------------
 
@@ -187,7 +188,7 @@ class Throttle:
             await self._raise_if_over(db, attempt, rules)
         except Throttled:
             async with db.begin() as conn:
-                await conn.execute(delete(auth_attempts).where(auth_attempts.c.id == attempt.id))
+                await conn.execute(queries.DELETE, {"id": attempt.id})
             raise
         return attempt
 
@@ -205,43 +206,14 @@ class Throttle:
     async def _record(self, db: Database, probe: Attempt) -> Attempt:
         now = self._clock()
         async with db.begin() as conn:
-            await conn.execute(
-                delete(auth_attempts).where(
-                    auth_attempts.c.created_at < now - self.policy.longest_window
-                )
-            )
-            result = await conn.execute(
-                auth_attempts.insert()
-                .values(
-                    scope=probe.scope,
-                    address_key=probe.address_key,
-                    email_key=probe.email_key,
-                    created_at=now,
-                )
-                .returning(auth_attempts.c.id)
-            )
-            row_id = int(result.scalar_one())
+            await conn.execute(queries.DELETE_OLDER, {"before": now - self.policy.longest_window})
+            row_id = int(await conn.scalar(queries.INSERT, {**probe.keys(), "created_at": now}))
         return Attempt(row_id, probe.scope, probe.address_key, probe.email_key)
-
-    def _pair_of(self, attempt: Attempt) -> ColumnElement[bool]:
-        return and_(
-            auth_attempts.c.scope == attempt.scope,
-            auth_attempts.c.address_key == attempt.address_key,
-            auth_attempts.c.email_key == attempt.email_key,
-        )
 
     async def _has_failed_here(self, conn: Connection, attempt: Attempt) -> bool:
         since = self._clock() - self.policy.login_per_pair.window
-        row = await conn.execute(
-            select(auth_attempts.c.id)
-            .where(
-                self._pair_of(attempt),
-                auth_attempts.c.id != attempt.id,
-                auth_attempts.c.created_at > since,
-            )
-            .limit(1)
-        )
-        return row.first() is not None
+        params = {**attempt.keys(), "id": attempt.id, "since": since}
+        return await conn.scalar(queries.PAIR_SINCE, params) is not None
 
     async def _wait(self, conn: Connection, attempt: Attempt, rule: Rule) -> int | None:
         """Seconds until ``attempt`` would be within ``rule``, or None if it is now.
@@ -251,25 +223,15 @@ class Throttle:
         """
         now = self._clock()
         limit = rule.limit
-        conditions = [
-            auth_attempts.c.scope == attempt.scope,
-            auth_attempts.c.id != attempt.id,
-            auth_attempts.c.created_at > now - limit.window,
-        ]
-        if rule.by_address:
-            conditions.append(auth_attempts.c.address_key == attempt.address_key)
-        if rule.by_email:
-            conditions.append(auth_attempts.c.email_key == attempt.email_key)
-        row = (
-            await conn.execute(
-                select(auth_attempts.c.created_at)
-                .where(*conditions)
-                .order_by(auth_attempts.c.created_at.desc())
-                .offset(limit.attempts - 1)
-                .limit(1)
-            )
-        ).first()
-        if row is None:
+        params = {
+            **attempt.keys(),
+            "id": attempt.id,
+            "since": now - limit.window,
+            "skip": limit.attempts - 1,
+        }
+        query = queries.NTH_NEWEST.get((rule.by_address, rule.by_email))
+        made: datetime | None = await conn.scalar(query, params)
+        if made is None:
             return None
-        remaining: timedelta = row.created_at + limit.window - now
+        remaining: timedelta = made + limit.window - now
         return max(1, math.ceil(remaining.total_seconds()))

@@ -10,14 +10,15 @@ from functools import cache
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, select, update
 from zxcvbn import zxcvbn
 
 from hookline import ids
 from hookline.domain import keys
 from hookline.domain.validation import normalize_email
 from hookline.storage.connector import Connection
-from hookline.storage.models import dashboard_sessions, users
+from hookline.storage.db import fetch_one
+from hookline.storage.queries import sessions as session_queries
+from hookline.storage.queries import users as queries
 from hookline.timeutil import utcnow
 
 MIN_PASSWORD_LENGTH = 10
@@ -106,7 +107,7 @@ def needs_rehash(password_hash: str) -> bool:
 
 
 async def find_user(conn: Connection, email: str) -> User | None:
-    row = (await conn.execute(select(users).where(users.c.email == email))).first()
+    row = await fetch_one(conn, queries.BY_EMAIL, {"email": email})
     if row is None:
         return None
     return User(row.id, row.account_id, row.email, row.password_hash)
@@ -121,28 +122,25 @@ async def create_user_with_account(conn: Connection, email: str, password_hash: 
 async def create_user(conn: Connection, account_id: str, email: str, password_hash: str) -> User:
     """Another user of an existing account (an accepted invitation)."""
     user = User(ids.uuid7(), account_id, email, password_hash)
-    await conn.execute(
-        users.insert().values(
-            id=user.id,
-            account_id=account_id,
-            email=email,
-            password_hash=password_hash,
-            created_at=utcnow(),
-        )
-    )
+    row = {
+        "id": user.id,
+        "account_id": account_id,
+        "email": email,
+        "password_hash": password_hash,
+        "created_at": utcnow(),
+    }
+    await conn.execute(queries.INSERT, row)
     return user
 
 
 async def replace_hash(conn: Connection, user_id: str, password_hash: str) -> None:
-    await conn.execute(
-        update(users).where(users.c.id == user_id).values(password_hash=password_hash)
-    )
+    await conn.execute(queries.SET_PASSWORD_HASH, {"b_id": user_id, "password_hash": password_hash})
 
 
 async def replace_password(conn: Connection, user_id: str, password_hash: str) -> None:
     """A new password (a reset): every session of the user ends, wherever it was opened."""
     await replace_hash(conn, user_id, password_hash)
-    await conn.execute(delete(dashboard_sessions).where(dashboard_sessions.c.user_id == user_id))
+    await conn.execute(session_queries.DELETE_OF_USER, {"user_id": user_id})
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,28 +151,16 @@ class Member:
 
 
 async def list_users(conn: Connection, account_id: str) -> list[Member]:
-    rows = await conn.execute(
-        select(users.c.id, users.c.email, users.c.created_at)
-        .where(users.c.account_id == account_id)
-        .order_by(users.c.id)
-    )
+    rows = await conn.execute(queries.MEMBERS, {"account_id": account_id})
     return [Member(row.id, row.email, row.created_at) for row in rows]
 
 
 async def remove_user(conn: Connection, account_id: str, user_id: str) -> bool:
     """Removes a user of ``account_id`` (their sessions go with them); False if there is none."""
-    result = await conn.execute(
-        delete(users).where(users.c.id == user_id, users.c.account_id == account_id)
-    )
+    result = await conn.execute(queries.DELETE, {"id": user_id, "account_id": account_id})
     return result.rowcount == 1
 
 
 async def find_member(conn: Connection, account_id: str, user_id: str) -> Member | None:
-    row = (
-        await conn.execute(
-            select(users.c.id, users.c.email, users.c.created_at).where(
-                users.c.id == user_id, users.c.account_id == account_id
-            )
-        )
-    ).first()
+    row = await fetch_one(conn, queries.MEMBER, {"id": user_id, "account_id": account_id})
     return None if row is None else Member(row.id, row.email, row.created_at)

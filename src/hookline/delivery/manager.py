@@ -47,7 +47,7 @@ from typing import Any
 
 from hookline import ids
 from hookline.delivery import filters, stats
-from hookline.delivery.payloads import webhook_out
+from hookline.delivery.payloads import delivery_out, webhook_out
 from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision, probe_delay
 from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_payload
@@ -58,7 +58,6 @@ from hookline.storage.queries import deliveries as queries
 from hookline.storage.queries import workers as worker_queries
 from hookline.timeutil import iso, utcnow
 
-TEST_EVENT_TYPE = "webhook.test"
 # Alerts about one webhook (events.about_webhook_id): never delivered to that webhook.
 ALERT_EVENT_TYPES = ("webhook.disabled", "delivery.exhausted")
 LAST_ERROR_LIMIT = 1000
@@ -97,7 +96,7 @@ async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> Dispatc
     hooks = await _active_webhooks(conn, {row.account_id for row in pending})
     bodies = await _bodies_for_filters(conn, pending, hooks)
     rows = [
-        _delivery_row(event, hook_id, now)
+        delivery_row(event, hook_id, now)
         for event in pending
         for hook_id in _targets(event, hooks, bodies)
     ]
@@ -139,12 +138,21 @@ def _receives(hook: _Target, event: Any, bodies: Mapping[str, dict[str, Any]]) -
     """Whether ``hook`` gets the untargeted ``event``: it subscribes to the type, the event is
     not an alert about that very webhook (an alert goes to the account's other webhooks), and
     its CEL filter, if any, is true for the body as delivered (``bodies``, by event id). The
-    one rule of the fan-out and of recovery (``_received_by``)."""
+    one rule of the fan-out and of recovery (``received_by``)."""
     return (
         _subscribed(hook.events, event.type)
         and hook.id != event.about_webhook_id
         and (hook.filter is None or filters.matches(hook.filter, bodies[event.id]))
     )
+
+
+async def received_by(conn: Connection, hook: Any, candidates: Sequence[Any]) -> list[Any]:
+    """The candidate events that the fan-out's rule (``_receives``) gives to ``hook`` (a row
+    with id, account_id, events and filter); bodies are read only for a filter. Recovery
+    (``domain.recovery``) asks it which missed events a webhook is owed."""
+    target = _Target(hook.id, hook.events, hook.filter)
+    bodies = await _bodies_for_filters(conn, candidates, {hook.account_id: [target]})
+    return [event for event in candidates if _receives(target, event, bodies)]
 
 
 async def _bodies_for_filters(
@@ -162,7 +170,9 @@ async def _bodies_for_filters(
     }
 
 
-def _delivery_row(event: Any, webhook_id: str, now: datetime) -> dict[str, Any]:
+def delivery_row(event: Any, webhook_id: str, now: datetime) -> dict[str, Any]:
+    """A new pending delivery of ``event`` to ``webhook_id`` (the fan-out's, and recovery's for
+    an event the webhook missed)."""
     return {
         "id": ids.delivery_id(),
         "account_id": event.account_id,
@@ -573,7 +583,7 @@ async def _alert_exhausted(conn: Connection, failed: Sequence[AttemptRecord]) ->
             conn,
             row.account_id,
             "delivery.exhausted",
-            delivery_json(row),
+            delivery_out(row),
             about_webhook_id=row.webhook_id,
             trace_context=traces[row.id],
         )
@@ -818,115 +828,7 @@ async def reap_dead_workers(db: Database, *, now: datetime, older_than: timedelt
     return int(result.rowcount or 0)
 
 
-# -- API: deliveries of a webhook -------------------------------------------------------------
-
-
-def delivery_json(row: Any) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "webhook_id": row.webhook_id,
-        "event_id": row.event_id,
-        "event_type": row.event_type,
-        "status": row.status,
-        "attempts": row.attempts,
-        "last_status_code": row.last_status_code,
-        "last_error": row.last_error,
-        "next_attempt_at": iso(row.next_attempt_at),
-        "created_at": iso(row.created_at),
-        "updated_at": iso(row.updated_at),
-    }
-
-
-def attempt_json(row: Any) -> dict[str, Any]:
-    return {
-        "attempted_at": iso(row.started_at),
-        "duration_ms": row.duration_ms,
-        "status_code": row.status_code,
-        "succeeded": row.succeeded,
-        "error": row.error,
-        "response_body": row.response_body,
-    }
-
-
-async def list_deliveries(
-    conn: Connection,
-    account_id: str,
-    webhook_id: str,
-    *,
-    limit: int = 50,
-    cursor: str | None = None,
-    status: str | None = None,
-    offset: int | None = None,
-) -> tuple[list[dict[str, Any]], str | None]:
-    """A page of a webhook's deliveries, newest first, and the cursor of the next page."""
-    query = queries.PAGE_OF_DELIVERIES.get((cursor is not None, status is not None, bool(offset)))
-    params = {
-        "account_id": account_id,
-        "webhook_id": webhook_id,
-        "limit": limit + 1,  # one more: whether there is a next page
-        "cursor": cursor,
-        "status": status,
-        "offset": offset,
-    }
-    rows = (await conn.execute(query, params)).all()
-    page = [delivery_json(row) for row in rows[:limit]]
-    next_cursor = page[-1]["id"] if len(rows) > limit else None
-    return page, next_cursor
-
-
-async def get_delivery(
-    conn: Connection, account_id: str, webhook_id: str, delivery_id: str
-) -> dict[str, Any] | None:
-    """One delivery with ``attempt_log``: every attempt, oldest first. None if not the
-    account's (the API answers 404 either way)."""
-    row = await fetch_one(conn, queries.OWNED_DELIVERY, _owned(account_id, webhook_id, delivery_id))
-    if row is None:
-        return None
-    attempts = (await conn.execute(queries.ATTEMPT_LOG, {"delivery_id": delivery_id})).all()
-    return {**delivery_json(row), "attempt_log": [attempt_json(a) for a in attempts]}
-
-
-async def retry_delivery(
-    conn: Connection, account_id: str, webhook_id: str, delivery_id: str, *, now: datetime
-) -> dict[str, Any] | None:
-    """Manual retry: the delivery is due again now, whatever its state. A finished delivery
-    gets one more attempt (its attempt count is past the schedule, so a failure ends it again);
-    one in flight is left to its worker. Returns the delivery, None if unknown. Its commit wakes
-    the workers (``Connection.wakes_workers``), so a worker picks it up at once."""
-    conn.wakes_workers = True
-    owned = _owned(account_id, webhook_id, delivery_id)
-    await conn.execute(queries.RETRY_DELIVERY, {**owned, "now": now})
-    row = await fetch_one(conn, queries.OWNED_DELIVERY, owned)
-    if row is not None:
-        await _probe_now(conn, account_id, webhook_id)
-    return delivery_json(row) if row is not None else None
-
-
-async def _probe_now(conn: Connection, account_id: str, webhook_id: str) -> None:
-    """Someone asked for an attempt now (a manual retry, a test event): if the webhook's circuit
-    is open, its next probe is due at once instead of after the pause (``retry.probe_delay``)."""
-    await conn.execute(queries.PROBE_NOW, {"b_id": webhook_id, "b_account": account_id})
-
-
-def _owned(account_id: str, webhook_id: str, delivery_id: str) -> dict[str, str]:
-    """The delivery, only if it is this account's and this webhook's (else: not found)."""
-    return {"delivery_id": delivery_id, "account_id": account_id, "webhook_id": webhook_id}
-
-
-async def insert_test_event(conn: Connection, account_id: str, webhook_id: str) -> str:
-    """The outbox row of ``POST /v1/webhooks/{id}/test``: a ``webhook.test`` event for that
-    webhook alone. Returns the event id."""
-    await _probe_now(conn, account_id, webhook_id)
-    return await record_event(
-        conn,
-        account_id,
-        TEST_EVENT_TYPE,
-        {"webhook_id": webhook_id, "message": "This is a test event sent from hookline."},
-        target_webhook_id=webhook_id,
-    )
-
-
-# -- retention and metrics --------------------------------------------------------------------
+# -- retention ---------------------------------------------------------------------------
 
 
 async def prune_batch(db: Database, *, now: datetime, retention_days: int, batch: int) -> int:
@@ -948,184 +850,3 @@ async def prune_rollups(db: Database, *, now: datetime, retention_days: int) -> 
     buckets each time)."""
     async with db.begin() as conn:
         return await stats.prune_rollups(conn, now - timedelta(days=retention_days))
-
-
-@dataclass(frozen=True)
-class QueueStats:
-    undispatched_events: int
-    pending_deliveries: int
-    due_deliveries: int
-    oldest_due_age_seconds: float
-
-
-async def worker_heartbeats(db: Database) -> list[tuple[str, datetime]]:
-    """(worker id, last heartbeat) of every registered worker."""
-    async with db.read() as conn:
-        rows = await conn.execute(worker_queries.HEARTBEATS)
-    return [(row.id, row.heartbeat_at) for row in rows]
-
-
-async def queue_stats(db: Database, *, now: datetime) -> QueueStats:
-    async with db.read() as conn:
-        undispatched = await conn.scalar(queries.COUNT_UNDISPATCHED)
-        pending = await conn.scalar(queries.COUNT_PENDING)
-        due_row = (await conn.execute(queries.DUE_NOW, {"now": now})).one()
-    oldest = due_row[1]
-    if isinstance(oldest, str):  # SQLite aggregates lose the column type
-        oldest = datetime.fromisoformat(oldest).replace(tzinfo=now.tzinfo)
-    age = (now - oldest).total_seconds() if isinstance(oldest, datetime) else 0.0
-    return QueueStats(
-        undispatched_events=int(undispatched or 0),
-        pending_deliveries=int(pending or 0),
-        due_deliveries=int(due_row[0] or 0),
-        oldest_due_age_seconds=max(0.0, age),
-    )
-
-
-# -- recovery ---------------------------------------------------------------------------------
-
-# Rows per recovery batch: each batch's write holds SQLite's single writer while it inserts or
-# updates this many deliveries (five indexes each), so smaller keeps the API's writes waiting
-# less (bench/recover_latency.py).
-RECOVER_BATCH = 250
-
-
-@dataclass(frozen=True)
-class RecoveryWindow:
-    """Events created in [since, until] (both inclusive), UTC."""
-
-    since: datetime
-    until: datetime
-
-
-class WebhookNotActive(Exception):
-    """Recovery needs an active webhook (an inactive one would get nothing)."""
-
-
-def _event_id_bound(moment: datetime) -> str:
-    """An id at or below every event id minted from ``moment`` on: ids are UUIDv7, whose first
-    12 hex digits are the millisecond of creation, never earlier than the clock (``uuid6``
-    moves a burst's ids ahead of it, never behind), so only a lower bound holds."""
-    return f"evt_{max(0, int(moment.timestamp() * 1000)):012x}"
-
-
-# An event's id is minted just before its created_at is read (``domain.events.event_row``): a
-# second of slack covers the gap, and created_at decides exactly.
-_ID_SLACK = timedelta(seconds=1)
-
-
-def _window_params(hook: Any, window: RecoveryWindow) -> dict[str, Any]:
-    """The parameters of the window's queries, for ``hook``: the window starts no earlier than
-    the webhook's creation."""
-    since = max(window.since, hook.created_at)
-    return {
-        "webhook_id": hook.id,
-        "account_id": hook.account_id,
-        "since": since,
-        "until": window.until,
-        "id_from": _event_id_bound(since - _ID_SLACK),
-        "types": list(hook.events) if isinstance(hook.events, list) else [],
-    }
-
-
-async def recover(
-    db: Database,
-    account_id: str,
-    webhook_id: str,
-    window: RecoveryWindow,
-    *,
-    batch: int = RECOVER_BATCH,
-) -> int | None:
-    """Schedule again what ``webhook_id`` missed in ``window``; returns how many deliveries
-    were queued (None: no such webhook; raises ``WebhookNotActive``).
-
-    Every failed or cancelled delivery of the window becomes pending again, due now (a new
-    attempt of the same delivery: same ``webhook-id``), then every dispatched event with no
-    delivery to it that the fan-out would give it now (``_receives``: its types and filter as
-    they are now, never an alert about itself) gets one. Batch by batch: each is
-    found by a read (which on SQLite never holds the single writer, however far it scans), then
-    written in a short transaction of its own that re-checks, under the webhook's lock, that
-    it is still active and that what it changes still needs it. The API's writes and the
-    worker go between batches. What succeeded or is pending is never touched, so a second
-    identical call queues nothing new. Each commit that queued something wakes the workers
-    (``Connection.wakes_workers``): deliveries start while recovery goes on.
-    """
-    key = {"webhook_id": webhook_id, "account_id": account_id}
-    async with db.read() as conn:
-        hook = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY, key)
-    if hook is None:
-        return None
-    if not hook.is_active:
-        raise WebhookNotActive(webhook_id)
-    params = _window_params(hook, window)
-    queued = 0
-    steps = ((queries.FAILED_BATCH, _schedule_again), (queries.MISSED_BATCH, _create_missed))
-    for find, apply in steps:
-        after = ""
-        while True:
-            async with db.read() as conn:
-                found = await fetch_all(conn, find, {**params, "after": after, "limit": batch})
-            if not found:
-                break
-            async with db.begin() as conn:
-                locked = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY_LOCKED, key)
-                if locked is None or not locked.is_active:
-                    return queued  # deleted or disabled meanwhile: stop there
-                done = await apply(conn, locked, found)
-                conn.wakes_workers |= done > 0
-            queued += done
-            if len(found) < batch:
-                break
-            after = found[-1].id
-    return queued
-
-
-async def _schedule_again(conn: Connection, hook: Any, found: Sequence[Any]) -> int:
-    """Failed/cancelled deliveries (still so) made due now: a new attempt of each. The fan-out
-    gave the webhook each of them, so they are owed whatever its filter says now."""
-    ids_ = [row.id for row in found]
-    return (await conn.execute(queries.SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})).rowcount
-
-
-async def _create_missed(conn: Connection, hook: Any, found: Sequence[Any]) -> int:
-    """A delivery for each missed event that still has none to the webhook and that the
-    webhook (as locked: its filter now) receives."""
-    params = {"webhook_id": hook.id, "ids": [row.id for row in found]}
-    have = {row.event_id for row in await fetch_all(conn, queries.HAVE_DELIVERY, params)}
-    missing = await _received_by(conn, hook, [event for event in found if event.id not in have])
-    now = utcnow()
-    rows = [_delivery_row(event, hook.id, now) for event in missing]
-    if rows:
-        await conn.execute_many(queries.INSERT_DELIVERY, rows)
-    return len(rows)
-
-
-async def _received_by(conn: Connection, hook: Any, candidates: Sequence[Any]) -> list[Any]:
-    """The candidate events that the fan-out's rule (``_receives``) gives to ``hook`` (a row
-    with id, account_id, events and filter); bodies are read only for a filter."""
-    target = _Target(hook.id, hook.events, hook.filter)
-    bodies = await _bodies_for_filters(conn, candidates, {hook.account_id: [target]})
-    return [event for event in candidates if _receives(target, event, bodies)]
-
-
-async def count_recoverable(
-    conn: Connection, account_id: str, webhook_id: str, window: RecoveryWindow
-) -> int | None:
-    """How many deliveries ``recover`` would queue now (the dashboard's preview); None when
-    the webhook is not the account's."""
-    key = {"webhook_id": webhook_id, "account_id": account_id}
-    hook = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY, key)
-    if hook is None:
-        return None
-    params = _window_params(hook, window)
-    failed = await fetch_one(conn, queries.FAILED_COUNT, params)
-    total = int(failed.n) if failed is not None else 0
-    # The missed events are walked, not counted in SQL: which the webhook gets is the
-    # fan-out's rule (its filter runs on the body), as ``recover`` applies it.
-    after = ""
-    while found := await fetch_all(
-        conn, queries.MISSED_BATCH, {**params, "after": after, "limit": RECOVER_BATCH}
-    ):
-        total += len(await _received_by(conn, hook, found))
-        after = found[-1].id
-    return total

@@ -1,7 +1,10 @@
-"""The webhook object as the API shows it, and as the events about a webhook carry it.
+"""The webhook and delivery objects as the API shows them, and as the events about them carry
+them.
 
-Here, below the domain, because both write it: the API (``domain.webhooks``) and the worker when
-it disables a webhook (``delivery.manager.disable_webhook``, the ``webhook.disabled`` event).
+Here, below the domain, because both write them: the API (``domain.webhooks``,
+``domain.deliveries``) and the worker when it disables a webhook
+(``delivery.manager.disable_webhook``, the ``webhook.disabled`` event) or gives up on a
+delivery (``delivery.exhausted``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,23 @@ def webhook_out(row: Any, secret: str | None = None) -> dict[str, Any]:
         "headers": masked_headers(row.header_names),
         "filter": row.filter,
         "rate_limit": row.rate_limit,
+        "created_at": iso(row.created_at),
+        "updated_at": iso(row.updated_at),
+    }
+
+
+def delivery_out(row: Any) -> dict[str, Any]:
+    """The delivery object (without its attempt log)."""
+    return {
+        "id": row.id,
+        "webhook_id": row.webhook_id,
+        "event_id": row.event_id,
+        "event_type": row.event_type,
+        "status": row.status,
+        "attempts": row.attempts,
+        "last_status_code": row.last_status_code,
+        "last_error": row.last_error,
+        "next_attempt_at": iso(row.next_attempt_at),
         "created_at": iso(row.created_at),
         "updated_at": iso(row.updated_at),
     }

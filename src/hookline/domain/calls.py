@@ -8,14 +8,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, select, update
-
 from hookline import ids
 from hookline.domain.contacts import find_contact_id_by_phone
 from hookline.domain.events import record_event
 from hookline.errors import Conflict, ValidationFailed
 from hookline.storage.connector import Connection
-from hookline.storage.models import calls, contacts
+from hookline.storage.db import fetch_one
+from hookline.storage.queries import calls as queries
+from hookline.storage.queries import contacts as contact_queries
 from hookline.timeutil import iso, to_millis, utcnow
 
 IN_PROGRESS = "in-progress"
@@ -61,13 +61,7 @@ async def _resolve_contact(
 ) -> str | None:
     if contact_id is None:
         return await find_contact_id_by_phone(conn, account_id, phone_number)
-    found = (
-        await conn.execute(
-            select(contacts.c.id).where(
-                contacts.c.id == contact_id, contacts.c.account_id == account_id
-            )
-        )
-    ).scalar_one_or_none()
+    found = await conn.scalar(contact_queries.ID_OF, {"id": contact_id, "account_id": account_id})
     if found is None:
         # The same answer whether the id is unknown or another account's: nothing leaks.
         raise ValidationFailed.for_field("contact_id", "contact_id does not match a contact")
@@ -95,18 +89,14 @@ async def create_call(conn: Connection, account_id: str, fields: dict[str, Any])
         "created_at": now,
         "updated_at": now,
     }
-    inserted = (await conn.execute(calls.insert().values(**row).returning(*calls.c))).one()
+    inserted = (await conn.execute(queries.INSERT, row)).one()
     call = call_out(inserted)
     await record_event(conn, account_id, "call.started", call)
     return call
 
 
 async def get_call(conn: Connection, account_id: str, call_id: str) -> dict[str, Any] | None:
-    row = (
-        await conn.execute(
-            select(calls).where(calls.c.id == call_id, calls.c.account_id == account_id)
-        )
-    ).first()
+    row = await fetch_one(conn, queries.BY_ID, {"id": call_id, "account_id": account_id})
     return call_out(row) if row is not None else None
 
 
@@ -128,21 +118,17 @@ async def list_calls(
     offset: int | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first (ids are UUIDv7); ask ``limit + 1`` to see whether a next page exists."""
-    clauses: list[Any] = [calls.c.account_id == account_id]
-    for column, value in (
-        (calls.c.contact_id, filters.contact_id),
-        (calls.c.call_status, filters.call_status),
-        (calls.c.call_type, filters.call_type),
-        (calls.c.assistant_id, filters.assistant_id),
-    ):
-        if value is not None:
-            clauses.append(column == value)
-    if before_id is not None:
-        clauses.append(calls.c.id < before_id)
-    query = select(calls).where(and_(*clauses)).order_by(calls.c.id.desc()).limit(limit)
-    if offset:
-        query = query.offset(offset)
-    return [call_out(r) for r in await conn.execute(query)]
+    given = {name: getattr(filters, name) for name in queries.FILTERS}
+    given = {name: value for name, value in given.items() if value is not None}
+    shape = queries.ListShape(frozenset(given), before_id is not None, bool(offset))
+    params = {
+        **given,
+        "account_id": account_id,
+        "before_id": before_id,
+        "limit": limit,
+        "offset": offset,
+    }
+    return [call_out(r) for r in await conn.execute(queries.LIST.get(shape), params)]
 
 
 def _ended_at(started: datetime, requested: datetime | None, now: datetime) -> datetime:
@@ -168,13 +154,7 @@ async def complete_call(
     """End an in-progress call; fires ``call.completed``, and with it ``lead.qualified`` and
     ``appointment.booked`` when ``analysis`` says so. None when the call doesn't exist;
     ``Conflict`` when it already ended."""
-    row = (
-        await conn.execute(
-            select(calls)
-            .where(calls.c.id == call_id, calls.c.account_id == account_id)
-            .with_for_update()
-        )
-    ).first()
+    row = await fetch_one(conn, queries.BY_ID_FOR_UPDATE, {"id": call_id, "account_id": account_id})
     if row is None:
         return None
     if row.call_status != IN_PROGRESS:
@@ -189,11 +169,7 @@ async def complete_call(
         "assistant_id": analysis.get("assistant_id") if analysis is not None else None,
         "updated_at": now,
     }
-    updated = (
-        await conn.execute(
-            update(calls).where(calls.c.id == call_id).values(**changes).returning(*calls.c)
-        )
-    ).one()
+    updated = (await conn.execute(queries.COMPLETE, {**changes, "b_id": call_id})).one()
     call = call_out(updated)
     for event_type in ("call.completed", *_outcome_events(analysis)):
         await record_event(conn, account_id, event_type, call)

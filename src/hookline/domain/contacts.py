@@ -5,15 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Integer, String, bindparam, delete, func, or_, select, update
-
 from hookline import ids
 from hookline.domain.events import event_row, record_event
 from hookline.errors import ValidationFailed
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database, fetch_one
-from hookline.storage.models import contacts, events
-from hookline.storage.statements import JointInsert, JointRows, Query, QueryShapes
+from hookline.storage.queries import contacts as queries
+from hookline.storage.statements import JointRows
 from hookline.timeutil import iso, utcnow
 
 REQUIRED_FIELDS = ("first_name", "phone_number")
@@ -59,7 +57,7 @@ def contact_creation(account_id: str, fields: dict[str, Any]) -> tuple[dict[str,
     }
     contact = contact_out(_Row(row))
     event = event_row(account_id, "contact.created", contact)
-    return contact, _CONTACT_WITH_EVENT.rows(row, event)
+    return contact, queries.INSERT_WITH_EVENT.rows(row, event)
 
 
 async def create_contact(
@@ -73,17 +71,8 @@ async def create_contact(
 async def get_contact(
     source: Database | Connection, account_id: str, contact_id: str
 ) -> dict[str, Any] | None:
-    row = await fetch_one(source, _CONTACT_BY_ID, {"id": contact_id, "account_id": account_id})
+    row = await fetch_one(source, queries.BY_ID, {"id": contact_id, "account_id": account_id})
     return contact_out(row) if row is not None else None
-
-
-# The hot statements: built once, compiled once per dialect (storage.statements).
-_CONTACT_WITH_EVENT = JointInsert(contacts, events)
-_CONTACT_BY_ID = Query(
-    select(contacts).where(
-        contacts.c.id == bindparam("id"), contacts.c.account_id == bindparam("account_id")
-    )
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,47 +83,6 @@ class ContactFilters:
     email: str | None = None
 
 
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-
-
-@dataclass(frozen=True, slots=True)
-class _ListShape:
-    """Which parts a contacts list query has: one compiled statement per shape."""
-
-    phone_number: bool
-    email: bool
-    search: bool
-    before_id: bool
-    offset: bool
-
-
-def _list_statement(shape: _ListShape) -> Any:
-    clauses: list[Any] = [contacts.c.account_id == bindparam("account_id")]
-    if shape.phone_number:
-        clauses.append(contacts.c.phone_number == bindparam("phone_number"))
-    if shape.email:
-        clauses.append(contacts.c.email == bindparam("email"))
-    if shape.search:
-        pattern = bindparam("pattern", type_=String())
-        full_name = func.lower(
-            contacts.c.first_name + " " + func.coalesce(contacts.c.last_name, "")
-        )
-        clauses.append(
-            or_(
-                full_name.like(pattern, escape="\\"),
-                func.lower(func.coalesce(contacts.c.email, "")).like(pattern, escape="\\"),
-                contacts.c.phone_number.like(pattern, escape="\\"),
-            )
-        )
-    if shape.before_id:
-        clauses.append(contacts.c.id < bindparam("before_id"))
-    query = select(contacts).where(*clauses).order_by(contacts.c.id.desc())
-    query = query.limit(bindparam("limit", type_=Integer()))
-    return query.offset(bindparam("offset", type_=Integer())) if shape.offset else query
-
-
-_LISTS = QueryShapes(_list_statement)
 # Tag filtering reads the SQL-filtered rows in chunks of this many (keyset, newest first).
 _TAG_SCAN_CHUNK = 500
 
@@ -148,7 +96,7 @@ async def _list_page(
     before_id: str | None,
     offset: int | None,
 ) -> list[Any]:
-    shape = _ListShape(
+    shape = queries.ListShape(
         phone_number=filters.phone_number is not None,
         email=filters.email is not None,
         search=bool(filters.search),
@@ -159,12 +107,12 @@ async def _list_page(
         "account_id": account_id,
         "phone_number": filters.phone_number,
         "email": filters.email,
-        "pattern": f"%{_escape_like(filters.search.lower())}%" if filters.search else None,
+        "pattern": queries.search_pattern(filters.search) if filters.search else None,
         "before_id": before_id,
         "limit": limit,
         "offset": offset,
     }
-    return (await conn.execute(_LISTS.get(shape), params)).all()
+    return (await conn.execute(queries.LIST.get(shape), params)).all()
 
 
 async def list_contacts(
@@ -215,7 +163,9 @@ async def update_contact(
     for field in REQUIRED_FIELDS:
         if field in changes and changes[field] is None:
             raise ValidationFailed.for_field(field, f"{field} cannot be null (it is required)")
-    row = await fetch_one(conn, _CONTACT_FOR_UPDATE, {"id": contact_id, "account_id": account_id})
+    row = await fetch_one(
+        conn, queries.BY_ID_FOR_UPDATE, {"id": contact_id, "account_id": account_id}
+    )
     if row is None:
         return None
     before = contact_out(row)
@@ -231,7 +181,7 @@ async def update_contact(
         return before
     now = utcnow()
     await conn.execute(
-        _CONTACT_UPDATES.get(frozenset(changed)), {**changed, "updated_at": now, "b_id": contact_id}
+        queries.UPDATE.get(frozenset(changed)), {**changed, "updated_at": now, "b_id": contact_id}
     )
     after = {**before, **changed, "updated_at": iso(now)}
     previous = {field: before[field] for field in changed}
@@ -239,34 +189,10 @@ async def update_contact(
     return after
 
 
-def _contact_update(columns: frozenset[str]) -> Any:
-    # b_id: a bind named like a column would clash with that column's SET parameter.
-    return (
-        update(contacts)
-        .where(contacts.c.id == bindparam("b_id"))
-        .values({name: bindparam(name) for name in sorted(columns | {"updated_at"})})
-    )
-
-
-_CONTACT_FOR_UPDATE = Query(
-    select(contacts)
-    .where(contacts.c.id == bindparam("id"), contacts.c.account_id == bindparam("account_id"))
-    .with_for_update()
-)
-# One statement per set of changed fields (a PATCH changes a few of nine).
-_CONTACT_UPDATES = QueryShapes(_contact_update)
-
-
 async def delete_contact(
     conn: Connection, account_id: str, contact_id: str
 ) -> dict[str, Any] | None:
-    row = (
-        await conn.execute(
-            delete(contacts)
-            .where(contacts.c.id == contact_id, contacts.c.account_id == account_id)
-            .returning(*contacts.c)
-        )
-    ).first()
+    row = await fetch_one(conn, queries.DELETE, {"id": contact_id, "account_id": account_id})
     if row is None:
         return None
     contact = contact_out(row)
@@ -278,14 +204,8 @@ async def find_contact_id_by_phone(
     conn: Connection, account_id: str, phone_number: str
 ) -> str | None:
     """The account's most recent contact with this number, for linking calls."""
-    found: str | None = (
-        await conn.execute(
-            select(contacts.c.id)
-            .where(contacts.c.account_id == account_id, contacts.c.phone_number == phone_number)
-            .order_by(contacts.c.id.desc())
-            .limit(1)
-        )
-    ).scalar_one_or_none()
+    params = {"account_id": account_id, "phone_number": phone_number}
+    found: str | None = await conn.scalar(queries.LATEST_ID_WITH_PHONE, params)
     return found
 
 

@@ -9,11 +9,10 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select
-
 from hookline.storage.connector import Connection
-from hookline.storage.models import events
+from hookline.storage.db import fetch_one
 from hookline.storage.outbox import event_row, record_event
+from hookline.storage.queries import events as queries
 from hookline.timeutil import iso, utcnow
 
 EVENT_TYPES = (
@@ -45,11 +44,7 @@ def event_out(row: Any) -> dict[str, Any]:
 
 
 async def get_event(conn: Connection, account_id: str, event_id: str) -> dict[str, Any] | None:
-    row = (
-        await conn.execute(
-            select(events).where(events.c.id == event_id, events.c.account_id == account_id)
-        )
-    ).first()
+    row = await fetch_one(conn, queries.BY_ID, {"id": event_id, "account_id": account_id})
     return event_out(row) if row is not None else None
 
 
@@ -63,19 +58,13 @@ async def list_events(
     offset: int | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first, the last ``VISIBLE_DAYS`` days; ask ``limit + 1`` to see a next page."""
-    query = (
-        select(events)
-        .where(
-            events.c.account_id == account_id,
-            events.c.created_at >= utcnow() - timedelta(days=VISIBLE_DAYS),
-        )
-        .order_by(events.c.id.desc())
-        .limit(limit)
-    )
-    if before_id is not None:
-        query = query.where(events.c.id < before_id)
-    if event_type is not None:
-        query = query.where(events.c.type == event_type)
-    if offset:
-        query = query.offset(offset)
-    return [event_out(r) for r in await conn.execute(query)]
+    shape = queries.ListShape(before_id is not None, event_type is not None, bool(offset))
+    params = {
+        "account_id": account_id,
+        "since": utcnow() - timedelta(days=VISIBLE_DAYS),
+        "before_id": before_id,
+        "type": event_type,
+        "limit": limit,
+        "offset": offset,
+    }
+    return [event_out(r) for r in await conn.execute(queries.LIST.get(shape), params)]

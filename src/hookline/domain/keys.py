@@ -12,13 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
-
 from hookline import ids
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database, fetch_one
-from hookline.storage.models import accounts, api_keys
-from hookline.storage.statements import Query
+from hookline.storage.queries import accounts as account_queries
+from hookline.storage.queries import keys as queries
 from hookline.timeutil import iso, utcnow
 
 KEY_PREFIX = "hl_live_"
@@ -108,7 +106,7 @@ async def create_key(
         "last_used_at": None,
         "revoked_at": None,
     }
-    await conn.execute(api_keys.insert().values(**row))
+    await conn.execute(queries.INSERT, row)
     return key, key_out(row)
 
 
@@ -129,50 +127,33 @@ async def authenticate(source: Database | Connection, key: str) -> AuthContext |
     """The live key's context, or None (unknown, revoked, or malformed)."""
     if not is_well_formed(key):
         return None
-    row = await fetch_one(source, _LIVE_KEY_BY_HASH, {"key_hash": hash_key(key)})
+    row = await fetch_one(source, queries.LIVE_BY_HASH, {"key_hash": hash_key(key)})
     if row is None:
         return None
     return AuthContext(row.account_id, row.id, frozenset(row.scopes), row.last_used_at)
 
 
-# Every request runs it: built once, compiled once per dialect (storage.statements).
-_LIVE_KEY_BY_HASH = Query(
-    select(api_keys.c.id, api_keys.c.account_id, api_keys.c.scopes, api_keys.c.last_used_at).where(
-        api_keys.c.key_hash == bindparam("key_hash"), api_keys.c.revoked_at.is_(None)
-    )
-)
-
-
 async def touch_last_used(conn: Connection, key_id: str, when: datetime) -> None:
-    await conn.execute(update(api_keys).where(api_keys.c.id == key_id).values(last_used_at=when))
+    await conn.execute(queries.TOUCH, {"b_id": key_id, "last_used_at": when})
 
 
 async def list_keys(conn: Connection, account_id: str) -> list[dict[str, Any]]:
-    rows = await conn.execute(
-        select(api_keys).where(api_keys.c.account_id == account_id).order_by(api_keys.c.id)
-    )
+    rows = await conn.execute(queries.OF_ACCOUNT, {"account_id": account_id})
     return [key_out(r) for r in rows]
 
 
 async def revoke_key(conn: Connection, account_id: str, key_id: str) -> bool:
-    result = await conn.execute(
-        update(api_keys)
-        .where(
-            api_keys.c.id == key_id,
-            api_keys.c.account_id == account_id,
-            api_keys.c.revoked_at.is_(None),
-        )
-        .values(revoked_at=utcnow())
-    )
+    params = {"b_id": key_id, "b_account_id": account_id, "revoked_at": utcnow()}
+    result = await conn.execute(queries.REVOKE, params)
     return bool(result.rowcount)
 
 
 async def account_exists(conn: Connection, account_id: str) -> bool:
-    row = await conn.execute(select(accounts.c.id).where(accounts.c.id == account_id))
-    return row.first() is not None
+    return await conn.scalar(account_queries.ID_OF, {"account_id": account_id}) is not None
 
 
 async def create_account(conn: Connection, name: str) -> str:
     account = ids.account_id()
-    await conn.execute(accounts.insert().values(id=account, name=name, created_at=utcnow()))
+    row = {"id": account, "name": name, "created_at": utcnow()}
+    await conn.execute(account_queries.INSERT, row)
     return account

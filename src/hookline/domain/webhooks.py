@@ -17,8 +17,6 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any, NewType
 
-from sqlalchemy import delete, func, select, update
-
 from hookline import ids
 from hookline.crypto import SecretBox
 from hookline.delivery.conformance import Target
@@ -30,7 +28,9 @@ from hookline.domain import webhook_routing as routing
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import ValidationFailed
 from hookline.storage.connector import Connection
-from hookline.storage.models import accounts, webhooks
+from hookline.storage.db import fetch_one
+from hookline.storage.queries import accounts as account_queries
+from hookline.storage.queries import webhooks as queries
 from hookline.timeutil import utcnow
 
 SECRET_BYTES = 32
@@ -79,10 +79,10 @@ def _empty_as_none(value: str | None) -> str | None:
 async def _count_for_update(conn: Connection, account_id: str) -> int:
     # Locking the account row serialises concurrent creates on PostgreSQL, so the cap holds;
     # SQLite ignores FOR UPDATE but its writes are serialised already.
-    await conn.execute(select(accounts.c.id).where(accounts.c.id == account_id).with_for_update())
-    count = await conn.scalar(
-        select(func.count()).select_from(webhooks).where(webhooks.c.account_id == account_id)
-    )
+    # Two statements: the count must be read after the lock is granted, in a snapshot that
+    # sees what the previous holder committed (READ COMMITTED takes one per statement).
+    await conn.execute(account_queries.LOCK, {"account_id": account_id})
+    count = await conn.scalar(queries.COUNT_OF_ACCOUNT, {"account_id": account_id})
     return int(count or 0)
 
 
@@ -121,6 +121,8 @@ async def create_webhook(
         "previous_secret_expires_at": None,
         "disabled_reason": None,
         "failing_since": None,
+        "consecutive_failures": 0,
+        "next_probe_at": None,
         "headers_enc": headers_enc,
         "header_names": header_names,
         "filter": filter,
@@ -129,21 +131,19 @@ async def create_webhook(
         "created_at": now,
         "updated_at": now,
     }
-    inserted = (await conn.execute(webhooks.insert().values(**row).returning(*webhooks.c))).one()
+    inserted = (await conn.execute(queries.INSERT, row)).one()
     return webhook_out(inserted, secret)
 
 
 async def list_webhooks(conn: Connection, account_id: str) -> list[dict[str, Any]]:
     """Every subscription of the account (at most ``max_webhooks_per_account``), oldest first."""
-    rows = await conn.execute(
-        select(webhooks).where(webhooks.c.account_id == account_id).order_by(webhooks.c.id)
-    )
+    rows = await conn.execute(queries.OF_ACCOUNT, {"account_id": account_id})
     return [webhook_out(r) for r in rows]
 
 
 async def _select(conn: Connection, account_id: str, webhook_id: str, *, lock: bool = False) -> Any:
-    query = select(webhooks).where(webhooks.c.id == webhook_id, webhooks.c.account_id == account_id)
-    return (await conn.execute(query.with_for_update() if lock else query)).first()
+    query = queries.BY_ID_FOR_UPDATE if lock else queries.BY_ID
+    return await fetch_one(conn, query, {"id": webhook_id, "account_id": account_id})
 
 
 async def get_webhook(conn: Connection, account_id: str, webhook_id: str) -> dict[str, Any] | None:
@@ -210,13 +210,9 @@ async def update_webhook(
     if not changed:
         return webhook_out(row)
     now = utcnow()
+    changed["updated_at"] = now
     updated = (
-        await conn.execute(
-            update(webhooks)
-            .where(webhooks.c.id == webhook_id)
-            .values(**changed, updated_at=now)
-            .returning(*webhooks.c)
-        )
+        await conn.execute(queries.UPDATE.get(frozenset(changed)), {**changed, "b_id": webhook_id})
     ).one()
     if changed.get("is_active") is False:
         # Inactive webhooks get nothing: what was queued for it is cancelled in this transaction.
@@ -241,9 +237,7 @@ async def probe_target(
 
 async def delete_webhook(conn: Connection, account_id: str, webhook_id: str) -> bool:
     """Hard delete; its deliveries go with it (ON DELETE CASCADE), so none is attempted again."""
-    result = await conn.execute(
-        delete(webhooks).where(webhooks.c.id == webhook_id, webhooks.c.account_id == account_id)
-    )
+    result = await conn.execute(queries.DELETE, {"id": webhook_id, "account_id": account_id})
     return bool(result.rowcount)
 
 
@@ -257,14 +251,11 @@ async def rotate_secret(
         return None
     secret = generate_secret()
     now = utcnow()
-    await conn.execute(
-        update(webhooks)
-        .where(webhooks.c.id == webhook_id)
-        .values(
-            secret_enc=box.encrypt(secret),
-            previous_secret_enc=row.secret_enc,
-            previous_secret_expires_at=now + PREVIOUS_SECRET_TTL,
-            updated_at=now,
-        )
-    )
+    rotated = {
+        "secret_enc": box.encrypt(secret),
+        "previous_secret_enc": row.secret_enc,
+        "previous_secret_expires_at": now + PREVIOUS_SECRET_TTL,
+        "updated_at": now,
+    }
+    await conn.execute(queries.UPDATE.get(frozenset(rotated)), {**rotated, "b_id": webhook_id})
     return secret

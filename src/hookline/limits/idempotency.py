@@ -43,8 +43,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from fastapi import Request
-from sqlalchemy import BigInteger, and_, bindparam, func, null, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from starlette.responses import Response
 
 from hookline.background import spawn
@@ -52,8 +50,7 @@ from hookline.crypto import SecretBox
 from hookline.errors import Conflict, IdempotencyKeyReused, ValidationFailed
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database, Preempted, fetch_all, fetch_one
-from hookline.storage.models import idempotency_keys as keys_table
-from hookline.storage.statements import Query
+from hookline.storage.queries import idempotency as queries
 from hookline.timeutil import utcnow
 
 TTL = timedelta(hours=24)
@@ -125,85 +122,6 @@ class Slot:
         return int.from_bytes(digest[:8], "big", signed=True)
 
 
-_THIS_SLOT = and_(
-    keys_table.c.account_id == bindparam("b_account_id"), keys_table.c.key == bindparam("b_key")
-)
-_LOOKUP = Query(
-    select(
-        keys_table.c.request_hash,
-        keys_table.c.response_status,
-        keys_table.c.response_headers,
-        keys_table.c.response_body,
-        keys_table.c.created_at,
-    ).where(_THIS_SLOT)
-)
-_STORE = Query(
-    update(keys_table)
-    .where(_THIS_SLOT)
-    .values(
-        response_status=bindparam("b_status", type_=keys_table.c.response_status.type),
-        response_headers=bindparam("b_headers", type_=keys_table.c.response_headers.type),
-        response_body=bindparam("b_body", type_=keys_table.c.response_body.type),
-    )
-)
-_PRUNE = Query(
-    keys_table.delete().where(
-        keys_table.c.created_at < bindparam("b_before", type_=keys_table.c.created_at.type)
-    )
-)
-
-
-def _reserve_statement(insert: Any, *, try_lock: bool) -> Query:
-    """INSERT the reservation; over an expired or abandoned row, take it over; RETURNING a row
-    only when this request now holds the key.
-
-    ``try_lock`` (PostgreSQL): insert only if this transaction gets the key's advisory lock, which
-    every holder keeps until it ends. Without it, the upsert would wait for a holder in another
-    process instead of answering 409 at once.
-    """
-    held = keys_table.c
-    values = {
-        "account_id": bindparam("b_account_id", type_=held.account_id.type),
-        "key": bindparam("b_key", type_=held.key.type),
-        "request_hash": bindparam("b_request_hash", type_=held.request_hash.type),
-        "response_status": null(),
-        "response_headers": null(),
-        "response_body": null(),
-        "created_at": bindparam("b_created_at", type_=held.created_at.type),
-    }
-    if try_lock:
-        free = func.pg_try_advisory_xact_lock(bindparam("b_lock", type_=BigInteger()))
-        row = select(*(value.label(name) for name, value in values.items())).where(free)
-        statement = insert(keys_table).from_select(list(values), row)
-    else:
-        statement = insert(keys_table).values(values)
-    return Query(
-        statement.on_conflict_do_update(
-            index_elements=[held.account_id, held.key],
-            set_={
-                "request_hash": statement.excluded.request_hash,
-                "response_status": null(),
-                "response_headers": null(),
-                "response_body": null(),
-                "created_at": statement.excluded.created_at,
-            },
-            where=or_(
-                held.created_at < bindparam("b_expired_before", type_=held.created_at.type),
-                and_(
-                    held.response_status.is_(None),
-                    held.created_at < bindparam("b_abandoned_before", type_=held.created_at.type),
-                ),
-            ),
-        ).returning(held.created_at)
-    )
-
-
-_RESERVE = {
-    "sqlite": _reserve_statement(sqlite.insert, try_lock=False),
-    "postgresql": _reserve_statement(postgresql.insert, try_lock=True),
-}
-
-
 def _in_progress() -> Conflict:
     return Conflict("A request with this Idempotency-Key is still in progress; retry.")
 
@@ -227,7 +145,7 @@ class IdempotencyStore:
 
     async def lookup(self, slot: Slot, now: datetime) -> Any | None:
         """The committed row that decides this key's answer, or None if the key is free."""
-        row = await fetch_one(self.db, _LOOKUP, slot.params())
+        row = await fetch_one(self.db, queries.LOOKUP, slot.params())
         return None if row is None or _is_free(row, now) else row
 
     async def reserve(self, conn: Connection, slot: Slot, hashed: str, now: datetime) -> None:
@@ -240,16 +158,16 @@ class IdempotencyStore:
             "b_expired_before": now - TTL,
             "b_abandoned_before": now - ABANDONED_AFTER,
         }
-        if await fetch_all(conn, _RESERVE[conn.dialect.name], params):
+        if await fetch_all(conn, queries.RESERVE[conn.dialect.name], params):
             return
         # Committed since our look-up (the row), or held by another process (no row yet).
-        rows = await fetch_all(conn, _LOOKUP, slot.params())
+        rows = await fetch_all(conn, queries.LOOKUP, slot.params())
         raise KeyTaken(rows[0] if rows else None)
 
     async def store(self, conn: Connection, slot: Slot, response: Response) -> None:
         sealed = self.box.encrypt(bytes(response.body).decode("utf-8", "replace"))
         await conn.execute(
-            _STORE,
+            queries.STORE,
             {
                 **slot.params(),
                 "b_status": response.status_code,
@@ -276,7 +194,7 @@ class IdempotencyStore:
 
     async def prune(self, now: datetime) -> int:
         async with self.db.begin() as conn:
-            return (await conn.execute(_PRUNE, {"b_before": now - TTL})).rowcount
+            return (await conn.execute(queries.PRUNE, {"b_before": now - TTL})).rowcount
 
     def maybe_prune(self, request: Request, now: datetime) -> None:
         if now < self._next_prune:

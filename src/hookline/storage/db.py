@@ -25,9 +25,11 @@ from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 
 from hookline.settings import Settings
 from hookline.storage.connector import (
+    DRIVER_ERRORS,
     PG_CONNECT_TIMEOUT_SECONDS,
     Connection,
     Connector,
@@ -36,7 +38,25 @@ from hookline.storage.connector import (
 )
 from hookline.storage.statements import JointRows, Params, Statement
 
-__all__ = ["PG_CONNECT_TIMEOUT_SECONDS", "Connection", "Database", "Preempted"]
+__all__ = [
+    "DATABASE_ERRORS",
+    "PG_CONNECT_TIMEOUT_SECONDS",
+    "Connection",
+    "Database",
+    "Preempted",
+    "describe_database",
+]
+
+DATABASE_ERRORS: tuple[type[Exception], ...] = (OSError, SQLAlchemyError, *DRIVER_ERRORS)
+"""What opening or migrating a database raises about the database itself (unreachable, refused,
+not a database, a file it cannot open), from the drivers, Alembic's engine or the system: for
+callers that turn it into a message (the CLI)."""
+
+
+def describe_database(url: str) -> str:
+    """``url`` for people: its password masked."""
+    return make_url(url).render_as_string(hide_password=True)
+
 
 _PING = text("SELECT 1")
 

@@ -59,6 +59,23 @@ class UTCDateTime(TypeDecorator[datetime]):
         assert isinstance(value, datetime)
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        if dialect.name == "sqlite":
+            return _sqlite_utc
+        return super().result_processor(dialect, coltype)
+
+
+def _sqlite_utc(value: str | None) -> datetime | None:
+    """SQLite's stored text (``2026-11-22 15:04:05.123000``, UTC) as an aware datetime, in one
+    C call: SQLAlchemy's parser, then ``process_result_value``'s ``replace(tzinfo=...)``, cost
+    1.5 µs a value, 13% of a page of 50 contacts (100 timestamps)."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value + "+00:00")  # timezone.utc itself, no replace()
+    except ValueError:  # text that carries its own offset
+        return datetime.fromisoformat(value).astimezone(UTC)
+
 
 Json = JSON().with_variant(JSONB(), "postgresql")
 

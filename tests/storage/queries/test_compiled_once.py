@@ -1,23 +1,30 @@
-"""The delivery engine's statement modules hold only statements compiled once per dialect.
+"""The statement modules (``storage.queries``) hold only statements compiled once per dialect.
 
 A statement left as a bare Core construct would be compiled by SQLAlchemy on every call (tens
-to hundreds of µs, more than running it on the worker's hot paths); every one here must be a
+to hundreds of µs, more than running it on the hot paths); every one here must be a
 ``Query`` (or ``QueryShapes``), and each must compile on both dialects, so a statement that
 only one backend's tests reach cannot hide an error for the other.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from types import ModuleType
 
 import pytest
 from sqlalchemy.sql import Executable
 
+from hookline.storage import queries
 from hookline.storage.connector import POSTGRES_DIALECT, SQLITE_DIALECT
-from hookline.storage.queries import deliveries, stats, workers
 from hookline.storage.statements import Query
 
-MODULES = (deliveries, stats, workers)
+# Every module of storage.queries but the clauses they share.
+MODULES = tuple(
+    importlib.import_module(f"{queries.__name__}.{found.name}")
+    for found in pkgutil.iter_modules(queries.__path__)
+    if found.name != "common"
+)
 
 
 def _statements(module: ModuleType) -> dict[str, object]:

@@ -1,6 +1,7 @@
 """Every statement of the delivery engine: fan-out, the claim, outcomes, leases, the deliveries
-API, retention and recovery. ``delivery.manager`` decides what to run and with which values;
-the SQL is here, and only here.
+API, retention and recovery. ``delivery.manager`` (the worker's engine) and, on the request
+side, ``domain.deliveries``, ``domain.recovery`` and ``domain.queue`` decide what to run and
+with which values; the SQL is here, and only here.
 
 Statements are built once, at import, with named bind parameters, never per call: building a
 Core statement costs more than running it (150-450 µs each on the benchmark machine, several
@@ -56,7 +57,7 @@ from hookline.storage.statements import Params, Query, QueryShapes
 IS_PENDING = dlv.c.status == literal_column("'pending'")
 IS_UNDISPATCHED = events.c.dispatched == false()
 _NOW = bindparam("now", type_=dlv.c.next_attempt_at.type)
-# A delivery as the deliveries API shows it (``manager.delivery_json``).
+# A delivery as the deliveries API shows it (``delivery.payloads.delivery_out``).
 _DELIVERY_COLUMNS = (
     dlv.c.id,
     dlv.c.webhook_id,
@@ -683,7 +684,7 @@ def _failed_in_window() -> Any:
 def _missed_in_window() -> Any:
     """The window's events of the subscribed types with no delivery to the webhook: the
     candidates, of which the webhook gets those the fan-out's rule gives it
-    (``manager._received_by``)."""
+    (``manager.received_by``)."""
     return select(
         events.c.id,
         events.c.account_id,

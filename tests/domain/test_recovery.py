@@ -1,4 +1,5 @@
-"""``manager.recover`` in batches: exact windows, no duplicates, nothing succeeded resent."""
+"""``domain.recovery.recover`` in batches: exact windows, no duplicates, nothing succeeded
+resent."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from datetime import timedelta
 from sqlalchemy import insert
 
 from hookline.delivery import manager
+from hookline.domain import recovery
 from hookline.domain.events import event_row
 from hookline.storage.models import events
 from hookline.timeutil import utcnow
@@ -32,16 +34,16 @@ async def test_a_burst_of_missed_events_is_recovered_in_batches_exactly_once(env
     hook, _ = await env.webhook(account, "http://127.0.0.1:9/hook")
     since = utcnow() - timedelta(seconds=5)
     event_ids = await _missed_events(env, account, 2500)
-    window = manager.RecoveryWindow(since, utcnow())
+    window = recovery.RecoveryWindow(since, utcnow())
 
     async with env.db.read() as conn:
-        assert await manager.count_recoverable(conn, account, hook, window) == 2500
+        assert await recovery.count_recoverable(conn, account, hook, window) == 2500
     with wake_ups(env.db) as woken:
-        queued = await manager.recover(env.db, account, hook, window, batch=300)
+        queued = await recovery.recover(env.db, account, hook, window, batch=300)
     assert queued == 2500 and len(woken) == 9  # each batch's commit woke the workers
     rows = await env.deliveries(webhook_id=hook)
     assert sorted(r.event_id for r in rows) == sorted(event_ids)
-    assert await manager.recover(env.db, account, hook, window, batch=300) == 0
+    assert await recovery.recover(env.db, account, hook, window, batch=300) == 0
 
 
 async def test_concurrent_recoveries_of_one_webhook_create_each_delivery_once(env: Env) -> None:
@@ -49,9 +51,9 @@ async def test_concurrent_recoveries_of_one_webhook_create_each_delivery_once(en
     hook, _ = await env.webhook(account, "http://127.0.0.1:9/hook")
     since = utcnow() - timedelta(seconds=5)
     await _missed_events(env, account, 600)
-    window = manager.RecoveryWindow(since, utcnow())
+    window = recovery.RecoveryWindow(since, utcnow())
     results = await asyncio.gather(
-        *(manager.recover(env.db, account, hook, window, batch=100) for _ in range(3))
+        *(recovery.recover(env.db, account, hook, window, batch=100) for _ in range(3))
     )
     assert sum(r or 0 for r in results) == 600
     per_event = Counter(r.event_id for r in await env.deliveries(webhook_id=hook))
@@ -69,9 +71,9 @@ async def test_only_failed_and_cancelled_in_the_window_are_sent_again(env: Env) 
     for row in await env.deliveries():
         state = next((s for s, e in fresh.items() if e == row.event_id), "failed")
         await env.set_delivery(row.id, status=state, next_attempt_at=None)
-    window = manager.RecoveryWindow(utcnow() - timedelta(minutes=1), utcnow())
+    window = recovery.RecoveryWindow(utcnow() - timedelta(minutes=1), utcnow())
 
-    assert await manager.recover(env.db, account, hook, window) == 2
+    assert await recovery.recover(env.db, account, hook, window) == 2
     mine = {r.event_id: r for r in await env.deliveries(webhook_id=hook)}
     assert (
         mine[fresh["failed"]].status == "pending" and mine[fresh["cancelled"]].status == "pending"
@@ -84,9 +86,9 @@ async def test_only_failed_and_cancelled_in_the_window_are_sent_again(env: Env) 
     async with env.db.begin() as conn:
         await manager.disable_webhook(conn, hook, "test", now=utcnow())
     try:
-        await manager.recover(env.db, account, hook, window)
-    except manager.WebhookNotActive:
+        await recovery.recover(env.db, account, hook, window)
+    except recovery.WebhookNotActive:
         pass
     else:
         raise AssertionError("recovering a disabled webhook must be refused")
-    assert await manager.recover(env.db, "acct_other", hook, window) is None
+    assert await recovery.recover(env.db, "acct_other", hook, window) is None

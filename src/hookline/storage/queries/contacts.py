@@ -1,0 +1,105 @@
+"""The statements of contacts (``domain.contacts``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Select, String, Update, bindparam, delete, func, or_, select, update
+
+from hookline.storage.models import contacts, events
+from hookline.storage.queries.common import (
+    column_values,
+    newest_first,
+    of_account,
+    owned,
+    this_row,
+)
+from hookline.storage.statements import JointInsert, Query, QueryShapes
+
+INSERT_WITH_EVENT = JointInsert(contacts, events)
+"""A new contact (every column) and its ``contact.created`` event."""
+
+BY_ID = Query(select(contacts).where(*owned(contacts)))
+BY_ID_FOR_UPDATE = Query(select(contacts).where(*owned(contacts)).with_for_update())
+
+DELETE = Query(delete(contacts).where(*owned(contacts)).returning(*contacts.c))
+"""Deletes the contact, returning it (no row: none of the account's)."""
+
+LATEST_ID_WITH_PHONE = Query(
+    select(contacts.c.id)
+    .where(of_account(contacts), contacts.c.phone_number == bindparam("phone_number"))
+    .order_by(contacts.c.id.desc())
+    .limit(1)
+)
+"""The account's most recent contact with ``phone_number``."""
+
+ID_OF = Query(select(contacts.c.id).where(*owned(contacts)))
+"""The id back when it is one of the account's contacts."""
+
+
+def _update(columns: frozenset[str]) -> Update:
+    # b_id: a parameter named like a column would clash with that column's SET parameter.
+    return (
+        update(contacts)
+        .where(this_row(contacts))
+        .values(column_values(contacts, columns | {"updated_at"}))
+    )
+
+
+UPDATE = QueryShapes(_update)
+"""``UPDATE.get(frozenset(changed))``: sets those columns and ``updated_at`` of ``b_id``; one
+statement per set of changed fields (a PATCH changes a few of nine)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ListShape:
+    """Which parts a contacts list query has: one compiled statement per shape. Parameters:
+    ``account_id``, ``limit`` and, when their part is there, ``phone_number``, ``email``,
+    ``pattern`` (``search_pattern``), ``before_id``, ``offset``."""
+
+    phone_number: bool
+    email: bool
+    search: bool
+    before_id: bool
+    offset: bool
+
+
+_LIKE_ESCAPE = "\\"
+
+
+def search_pattern(text: str) -> str:
+    """The ``pattern`` parameter for a search: ``text`` anywhere, case-insensitive, its ``%``
+    and ``_`` taken literally."""
+    escaped = (
+        text.lower()
+        .replace(_LIKE_ESCAPE, _LIKE_ESCAPE * 2)
+        .replace("%", _LIKE_ESCAPE + "%")
+        .replace("_", _LIKE_ESCAPE + "_")
+    )
+    return f"%{escaped}%"
+
+
+def _list(shape: ListShape) -> Select[Any]:
+    clauses = [of_account(contacts)]
+    if shape.phone_number:
+        clauses.append(contacts.c.phone_number == bindparam("phone_number"))
+    if shape.email:
+        clauses.append(contacts.c.email == bindparam("email"))
+    if shape.search:
+        pattern = bindparam("pattern", type_=String())
+        full_name = func.lower(
+            contacts.c.first_name + " " + func.coalesce(contacts.c.last_name, "")
+        )
+        clauses.append(
+            or_(
+                full_name.like(pattern, escape=_LIKE_ESCAPE),
+                func.lower(func.coalesce(contacts.c.email, "")).like(pattern, escape=_LIKE_ESCAPE),
+                contacts.c.phone_number.like(pattern, escape=_LIKE_ESCAPE),
+            )
+        )
+    return newest_first(contacts, clauses, before_id=shape.before_id, offset=shape.offset)
+
+
+LIST = QueryShapes(_list)
+"""``LIST.get(ListShape(...))``: a page of the account's contacts, newest first."""
