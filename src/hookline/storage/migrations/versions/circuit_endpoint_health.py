@@ -1,6 +1,6 @@
 """Per-endpoint circuit: a webhook's run of failed attempts and when it may next be probed.
 
-Revision ID: isolation_circuit
+Revision ID: 0005_circuit
 Revises: 0004_receivers
 Create Date: 2026-11-23 17:15:00
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "isolation_circuit"
+revision = "0005_circuit"
 down_revision = "0004_receivers"
 branch_labels = None
 depends_on = None
