@@ -5,6 +5,7 @@ maximum rate, and the same latency with a hanging and an always-failing endpoint
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 import time
 import urllib.request
@@ -152,11 +153,17 @@ def throughput(
     ]
     procs.extend(started)
     stats = wait_received(receiver, name, plan.delivery_events)
+    cpu = sum(cpu_seconds(proc.process.pid) for proc in started)
     for proc in started:
         proc.stop()
     span = (stats["last"] - stats["first"]) if stats["count"] > 1 else 0
     rate = stats["count"] / span if span else 0.0
     lost = plan.delivery_events - stats["unique"]
+    # The workers' CPU from start to the last receipt (start-up included, a few percent): what
+    # one delivery costs them, and whether they were bound by their core(s).
+    busy = f"; workers' CPU {cpu / max(1, stats['count']) * 1e6:,.0f} µs/delivery" + (
+        f", {cpu / span:.2f} cores busy over the drain" if span else ""
+    )
     run.add(
         Figure(
             section,
@@ -171,10 +178,21 @@ def throughput(
             ceiling=ceiling,
             target=(("≥ 0.5x" if workers == 1 else "≥ 1.3x") if ceiling else ""),
             met=(rate / ceiling >= (0.5 if workers == 1 else 1.3)) if ceiling else None,
-            note=f"{stats['duplicates']} duplicates, {lost} lost of {plan.delivery_events:,}",
+            note=f"{stats['duplicates']} duplicates, {lost} lost of {plan.delivery_events:,}"
+            + busy,
         )
     )
     return rate
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a live process so far (``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+# Issue 19: the healthy endpoint's p99 beside a hanging and a failing one moves by at most this.
+ISOLATION_TARGET = 0.25
 
 
 @dataclass
@@ -186,6 +204,7 @@ class _LatencyServer:
     account: Account
     healthy: str
     how: str
+    failing: str | None = None
 
 
 def _latency_server(
@@ -207,10 +226,11 @@ def _latency_server(
     healthy = f"healthy-{tag}"
     create_webhook(server.base_url, account.api_key, f"{receiver.base_url}/{healthy}")
     how = _ensure_worker(run, plan, server, account, receiver, healthy, url, log_dir, procs)
-    if noisy:
-        create_webhook(server.base_url, account.api_key, f"{receiver.base_url}/hang-{tag}")
-        create_webhook(server.base_url, account.api_key, f"{receiver.base_url}/fail-{tag}")
-    return _LatencyServer(server, account, healthy, how)
+    if not noisy:
+        return _LatencyServer(server, account, healthy, how)
+    create_webhook(server.base_url, account.api_key, f"{receiver.base_url}/hang-{tag}")
+    create_webhook(server.base_url, account.api_key, f"{receiver.base_url}/fail-{tag}")
+    return _LatencyServer(server, account, healthy, how, failing=f"fail-{tag}")
 
 
 def latency(
@@ -230,7 +250,7 @@ def latency(
     The two are measured in ``plan.rounds`` interleaved pairs, each on a fresh server and
     database (``new_url(name)``), and compared as medians: one 10-second window's p99 is the
     18th-slowest of ~1,800 receipts and moved by 30-60% between identical runs on this host, more
-    than the 10% the isolation target allows. A fresh database per round keeps one round's
+    than the 25% the isolation target allows. A fresh database per round keeps one round's
     pending retries to the failing endpoint out of the next.
     """
     first = _latency_server(
@@ -264,10 +284,11 @@ def latency(
                 procs,
                 noisy=noisy,
             )
-            rounds[noisy].append(
-                _latency_run(plan, setup.server, setup.account, receiver, setup.healthy, rate)
-            )
+            stats = _latency_run(plan, setup.server, setup.account, receiver, setup.healthy, rate)
             setup.server.stop()
+            if setup.failing is not None:
+                stats["failed"] = receiver_stats(receiver, setup.failing)["failed"]
+            rounds[noisy].append(stats)
     plain, noisy_runs = _medians(rounds[False]), _medians(rounds[True])
     run.add(
         Figure(
@@ -298,9 +319,12 @@ def latency(
             noisy_runs["p99_ms"],
             "p99 with the healthy endpoint alone",
             plain["p99_ms"],
-            "p99 moves ≤ 10%",
-            change is not None and change <= 0.10,
-            note=(f"p99 change {change:+.0%}; " if change is not None else "") + noisy_runs["what"],
+            f"p99 moves ≤ {ISOLATION_TARGET:.0%}",
+            change is not None and change <= ISOLATION_TARGET,
+            note=(f"p99 change {change:+.0%}; " if change is not None else "")
+            + noisy_runs["what"]
+            + "; attempts to the failing endpoint per round (while the round and its drain ran): "
+            + ", ".join(str(s.get("failed", 0)) for s in rounds[True]),
         )
     )
 

@@ -1,11 +1,11 @@
 """A fast local webhook receiver in its own process: ``python -m bench.receiver --port N``.
 
 ``POST /<name>`` answers by name: ``hang*`` never answers (until the sender gives up), ``fail*``
-answers 500, anything else 204 at once. Every answered request is recorded as (webhook-id,
-receipt time, body); ``GET /stats/<name>?since=K`` summarises them from the K-th on: count,
-unique ids, duplicates, first and last receipt, and commit-to-receipt latency = receipt time
-minus the event's ``timestamp`` (taken when the event row was written, just before its
-transaction commits; truncated to the millisecond, so figures read up to 1 ms high).
+answers 500 (only counted: ``failed`` in the stats), anything else 204 at once, recorded as
+(webhook-id, receipt time, body); ``GET /stats/<name>?since=K`` summarises them from the K-th
+on: count, unique ids, duplicates, first and last receipt, and commit-to-receipt latency =
+receipt time minus the event's ``timestamp`` (taken when the event row was written, just before
+its transaction commits; truncated to the millisecond, so figures read up to 1 ms high).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from aiohttp import web
 from bench.stats import percentile
 
 _records: dict[str, list[tuple[str, float, bytes]]] = defaultdict(list)
+_failed: dict[str, int] = defaultdict(int)
 
 
 async def hook(request: web.Request) -> web.Response:
@@ -31,6 +32,7 @@ async def hook(request: web.Request) -> web.Response:
         await asyncio.sleep(3600)
     body = await request.read()
     if name.startswith("fail"):
+        _failed[name] += 1
         return web.Response(status=500)
     _records[name].append((request.headers.get("webhook-id", ""), time.time(), body))
     return web.Response(status=204)
@@ -54,6 +56,7 @@ async def stats(request: web.Request) -> web.Response:
         "last": records[-1][1] if records else None,
         "p50_ms": percentile(latencies, 50),
         "p99_ms": percentile(latencies, 99),
+        "failed": _failed.get(request.match_info["name"], 0),
     }
     return web.json_response(summary)
 

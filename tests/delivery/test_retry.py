@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from hookline.delivery.retry import (
+    CIRCUIT_OPEN_AFTER,
     MAX_RETRY_AFTER_SECONDS,
     AttemptTimedOut,
     BlockedTarget,
@@ -18,10 +19,12 @@ from hookline.delivery.retry import (
     InvalidTarget,
     Outcome,
     RetryPolicy,
+    circuit_open,
     classify,
     decide,
     jittered,
     parse_retry_after,
+    probe_delay,
 )
 from hookline.settings import DEFAULT_RETRY_SCHEDULE, Settings
 
@@ -164,3 +167,13 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after(past, NOW) == 0
     for junk in (None, "", "soon", "-5", "1.5e3"):
         assert parse_retry_after(junk, NOW) is None
+
+
+def test_the_circuit_opens_at_its_threshold_and_paces_probes_by_the_failing_runs_age() -> None:
+    assert not circuit_open(CIRCUIT_OPEN_AFTER - 1)
+    assert circuit_open(CIRCUIT_OPEN_AFTER)
+    assert probe_delay(CIRCUIT_OPEN_AFTER - 1, 3600) is None  # closed: no pacing
+    assert probe_delay(CIRCUIT_OPEN_AFTER, 0.5) == 1.0  # at least a second
+    assert probe_delay(CIRCUIT_OPEN_AFTER, 60) == 6.0  # a tenth of the run's age
+    assert probe_delay(CIRCUIT_OPEN_AFTER + 500, 3600) == 30.0  # at most 30 s
+    assert probe_delay(CIRCUIT_OPEN_AFTER, -5) == 1.0  # clock skew between workers

@@ -48,7 +48,7 @@ from typing import Any
 from hookline import ids
 from hookline.delivery import filters, stats
 from hookline.delivery.payloads import delivery_out, webhook_out
-from hookline.delivery.retry import Decision
+from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision, probe_delay
 from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_payload
 from hookline.storage.connector import Connection
@@ -277,8 +277,14 @@ async def _claim_unlimited(source: Database | Connection, req: ClaimRequest) -> 
         per_endpoint=req.per_endpoint,
         busy=req.busy,
         saturated=_saturated(req),
+        open_after=CIRCUIT_OPEN_AFTER,
+        probe_room=PROBE_ROOM,
     )
     return [_claim_of(row) for row in await queries.claim_unlimited(source, params)]
+
+
+# A webhook whose circuit is open (``retry.circuit_open``) is claimed one delivery at a time.
+PROBE_ROOM = 1
 
 
 def _saturated(req: ClaimRequest) -> list[str]:
@@ -628,24 +634,55 @@ async def _update_webhook_health(
     now: datetime,
     disable_after: timedelta,
 ) -> list[str]:
-    """Track each webhook's run of consecutive failures; disable it after a 410, or when the
-    run has lasted ``disable_after``. Returns the ids of webhooks disabled now."""
+    """Track each webhook's run of consecutive failures and its circuit (``retry.probe_delay``);
+    disable it after a 410, or when the run has lasted ``disable_after``. Returns the ids of
+    webhooks disabled now. A healthy webhook's row is only read."""
     if not records:
         return []
     hook_ids = sorted({r.webhook_id for r in records})
     rows = await fetch_all(conn, queries.WEBHOOK_HEALTH, {"ids": hook_ids})
     disabled: list[str] = []
+    changes: list[dict[str, Any]] = []
     for row in rows:
         mine = sorted((r for r in records if r.webhook_id == row.id), key=lambda r: r.finished_at)
         failing_since, reason = _health_after(row.failing_since, mine, now, disable_after)
-        if failing_since != row.failing_since:
-            await conn.execute(
-                queries.SET_FAILING_SINCE, {"webhook_id": row.id, "b_since": failing_since}
-            )
+        change = _circuit_after(row, mine, failing_since)
+        if change is not None:
+            changes.append(change)
         if reason is not None and row.is_active:
             await disable_webhook(conn, row.id, reason, now=now, trace_context=_trace_of(mine))
             disabled.append(row.id)
+    await conn.execute_many(queries.SET_HEALTH, changes)
     return disabled
+
+
+def _circuit_after(
+    row: Any, records: Sequence[AttemptRecord], failing_since: datetime | None
+) -> dict[str, Any] | None:
+    """``SET_HEALTH``'s parameters after these attempts (in time order), None if unchanged."""
+    last_success = max((i for i, r in enumerate(records) if r.succeeded), default=None)
+    failures = len(records) - (0 if last_success is None else last_success + 1)
+    kept = 1 if last_success is None else 0
+    run = row.consecutive_failures * kept + failures
+    probe_at = None
+    if failures:
+        last = records[-1].finished_at
+        delay = probe_delay(run, (last - (failing_since or last)).total_seconds())
+        probe_at = last + timedelta(seconds=delay) if delay is not None else None
+    unchanged = (failing_since, run, probe_at) == (
+        row.failing_since,
+        row.consecutive_failures,
+        row.next_probe_at,
+    )
+    if unchanged:
+        return None
+    return {
+        "b_id": row.id,
+        "b_since": failing_since,
+        "b_kept": kept,
+        "b_failures": failures,
+        "b_probe": probe_at,
+    }
 
 
 def _health_after(

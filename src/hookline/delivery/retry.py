@@ -176,3 +176,36 @@ def decide(
         # asked, never sooner than the schedule says, never later than the cap.
         delay = max(delay, min(retry_after, policy.max_retry_after))
     return Decision("pending", delay=delay)
+
+
+# -- the per-endpoint circuit ----------------------------------------------------------------
+#
+# An endpoint that fails every attempt costs as much per attempt as a healthy one (a claim, a
+# signature, a POST, an attempt row, an outcome), and beside a steady stream of events it would
+# soak up the worker that healthy endpoints share. After CIRCUIT_OPEN_AFTER failed attempts in a
+# row its circuit opens: claims take one of its deliveries at a time (a probe), no sooner than
+# ``next_probe_at``, which each failed attempt sets a tenth of the failing run's age ahead (at
+# least 1 s, at most CIRCUIT_PROBE_MAX_SECONDS): the longer it has been down, the rarer the
+# probes. The first success closes it. Due times are never changed: the retry schedule is the
+# earliest each attempt may start; while the circuit is open, attempts start later than due, in
+# due order (docs/webhooks.md).
+
+CIRCUIT_OPEN_AFTER = 10
+CIRCUIT_PROBE_MIN_SECONDS = 1.0
+CIRCUIT_PROBE_MAX_SECONDS = 30.0
+CIRCUIT_PROBE_FRACTION = 0.1
+
+
+def circuit_open(consecutive_failures: int) -> bool:
+    """Whether an endpoint with this run of failed attempts is only probed."""
+    return consecutive_failures >= CIRCUIT_OPEN_AFTER
+
+
+def probe_delay(consecutive_failures: int, failing_for: float) -> float | None:
+    """Seconds from a failed attempt to the next probe of its endpoint, which has failed
+    ``consecutive_failures`` attempts in a row over ``failing_for`` seconds; None while its
+    circuit is closed (no pacing)."""
+    if not circuit_open(consecutive_failures):
+        return None
+    paced = CIRCUIT_PROBE_FRACTION * max(0.0, failing_for)
+    return min(CIRCUIT_PROBE_MAX_SECONDS, max(CIRCUIT_PROBE_MIN_SECONDS, paced))

@@ -82,7 +82,16 @@ async def retry_delivery(
     owned = _owned(account_id, webhook_id, delivery_id)
     await conn.execute(queries.RETRY_DELIVERY, {**owned, "now": now})
     row = await fetch_one(conn, queries.OWNED_DELIVERY, owned)
+    if row is not None:
+        await _probe_now(conn, account_id, webhook_id)
     return delivery_out(row) if row is not None else None
+
+
+async def _probe_now(conn: Connection, account_id: str, webhook_id: str) -> None:
+    """Someone asked for an attempt now (a manual retry, a test event): if the webhook's circuit
+    is open (``delivery.retry.circuit_open``), its next probe is due at once instead of after
+    the pause."""
+    await conn.execute(queries.PROBE_NOW, {"b_id": webhook_id, "b_account": account_id})
 
 
 def _owned(account_id: str, webhook_id: str, delivery_id: str) -> dict[str, str]:
@@ -93,6 +102,7 @@ def _owned(account_id: str, webhook_id: str, delivery_id: str) -> dict[str, str]
 async def insert_test_event(conn: Connection, account_id: str, webhook_id: str) -> str:
     """The outbox row of ``POST /v1/webhooks/{id}/test``: a ``webhook.test`` event for that
     webhook alone. Returns the event id."""
+    await _probe_now(conn, account_id, webhook_id)
     return await record_event(
         conn,
         account_id,

@@ -121,6 +121,8 @@ async def create_webhook(
         "previous_secret_expires_at": None,
         "disabled_reason": None,
         "failing_since": None,
+        "consecutive_failures": 0,
+        "next_probe_at": None,
         "headers_enc": headers_enc,
         "header_names": header_names,
         "filter": filter,
@@ -179,6 +181,9 @@ def _changed_values(row: Any, changes: dict[str, Any]) -> dict[str, Any]:
     if changed.get("is_active") is True:
         # Turning a webhook back on starts it afresh: the auto-disable reason and clock reset.
         changed.update(disabled_reason=None, failing_since=None)
+    if changed.get("is_active") is True or "url" in changed:
+        # A fresh start or a new target: the delivery circuit closes (delivery.retry).
+        changed.update(consecutive_failures=0, next_probe_at=None)
     return changed
 
 

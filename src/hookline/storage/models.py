@@ -219,6 +219,10 @@ webhooks = Table(
     Column("disabled_reason", String(500), nullable=True),
     # Start of the current run of consecutive failures; NULL after any success.
     Column("failing_since", UTCDateTime(), nullable=True),
+    # The endpoint's circuit (delivery.retry.circuit_open): failed attempts since its last
+    # success, and while open, the earliest moment a claim may take its next attempt (a probe).
+    Column("consecutive_failures", Integer, nullable=False, server_default=text("0")),
+    Column("next_probe_at", UTCDateTime(), nullable=True),
     # Custom delivery headers: a JSON object encrypted like the secrets, or NULL for none; their
     # names in clear (shown, values masked, by every read without decrypting).
     Column("headers_enc", Text, nullable=True),

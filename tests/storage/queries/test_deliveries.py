@@ -28,6 +28,8 @@ from tests.conftest import make_settings, new_account
 from tests.support.postgres import PostgresServer
 
 SCENARIOS = 60
+OPEN_AFTER = 10
+HOLD = timedelta(seconds=30)
 WORKER = "w-claiming"
 
 Form = Callable[[Connection, dict[str, Any]], Awaitable[list[Any]]]
@@ -77,6 +79,9 @@ async def _seed(db: Database, account_id: str, rng: random.Random, now: datetime
                 "is_active": rng.random() < 0.85,
                 "secret_enc": "sealed",
                 "rate_limit": 5 if rng.random() < 0.1 else None,  # claimed elsewhere
+                # The circuit: closed, open with its probe due, open with the probe ahead.
+                "consecutive_failures": rng.choice([0, 0, 3, OPEN_AFTER, 40]),
+                "next_probe_at": rng.choice([None, now - timedelta(seconds=5), now + HOLD]),
                 "created_at": now,
                 "updated_at": now,
             }
@@ -133,12 +138,16 @@ def _request(rng: random.Random, hooks: list[str], now: datetime) -> dict[str, A
         per_endpoint=per_endpoint,
         busy=busy,
         saturated=sorted(hook for hook, n in busy.items() if n >= per_endpoint),
+        open_after=OPEN_AFTER,
+        probe_room=1,
     )
 
 
-async def _claimed(db: Database, form: Form, params: dict[str, Any]) -> tuple[list[Any], Any]:
-    """What ``form`` returns and the leases it leaves, then rolled back."""
-    seen: tuple[list[Any], Any] = ([], [])
+async def _claimed(
+    db: Database, form: Form, params: dict[str, Any], account_id: str
+) -> tuple[list[Any], Any, Any]:
+    """What ``form`` returns and the leases and probe holds it leaves, then rolled back."""
+    seen: tuple[list[Any], Any, Any] = ([], [], [])
     with pytest.raises(_RollBack):
         async with db.begin() as conn:
             claims = [tuple(row) for row in await form(conn, params)]
@@ -147,7 +156,13 @@ async def _claimed(db: Database, form: Form, params: dict[str, Any]) -> tuple[li
                 .where(deliveries.c.leased_by == WORKER)
                 .order_by(deliveries.c.id)
             )
-            seen = (claims, [tuple(row) for row in leases])
+            # Probes taken hold their webhook's next one back, in both forms.
+            holds = await conn.execute(
+                select(webhooks.c.id, webhooks.c.next_probe_at)
+                .where(webhooks.c.account_id == account_id)
+                .order_by(webhooks.c.id)
+            )
+            seen = (claims, [tuple(row) for row in leases], [tuple(row) for row in holds])
             raise _RollBack
     return seen
 
@@ -162,9 +177,11 @@ async def test_both_forms_of_the_claim_lease_and_return_the_same_deliveries(
         now = utcnow()
         hooks = await _seed(pg_db, account, rng, now)
         params = _request(rng, hooks, now)
-        postgres, sqlite = [await _claimed(pg_db, FORMS[f], params) for f in ("postgres", "sqlite")]
+        postgres, sqlite = [
+            await _claimed(pg_db, FORMS[f], params, account) for f in ("postgres", "sqlite")
+        ]
         assert sqlite == postgres, f"scenario {seed}: {params}"
-        claims, leases = postgres
+        claims, leases, _ = postgres
         assert sorted(c[0] for c in claims) == [lease[0] for lease in leases]
         claimed += len(claims)
         cut_short += len(claims) == params["limit"]

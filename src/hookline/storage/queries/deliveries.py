@@ -182,17 +182,24 @@ def claim_params(
     per_endpoint: int,
     busy: Mapping[str, int],
     saturated: list[str],
+    open_after: int,
+    probe_room: int,
 ) -> dict[str, Any]:
     """The parameters of both forms of the claim: lease up to ``limit`` due deliveries of
     active webhooks without a rate limit to ``worker`` until ``until``, at most
     ``per_endpoint`` in flight per webhook counting ``busy`` (in-flight sends by webhook);
-    ``saturated`` webhooks (every slot busy) are not even probed."""
+    ``saturated`` webhooks (every slot busy) are not even probed. A webhook whose circuit is
+    open (``open_after`` failed attempts in a row or more) is claimed only once its
+    ``next_probe_at`` has passed, at most ``probe_room`` in flight, and the claim that takes
+    it holds its next probe back to ``until`` (the probe's outcome then sets it)."""
     in_flight = sorted(busy.items())
     return {
         "busy_hooks": [hook for hook, _ in in_flight],
         "busy_counts": [n for _, n in in_flight],
         "saturated": saturated,
         "per_endpoint": per_endpoint,
+        "open_after": open_after,
+        "probe_room": probe_room,
         "limit": limit,
         "worker": worker,
         "until": until,
@@ -220,13 +227,27 @@ def _lease_free() -> ColumnElement[bool]:
 # backlog costs nothing to step over.
 
 
+_OPEN_AFTER = bindparam("open_after", type_=Integer())
+_IS_OPEN = webhooks.c.consecutive_failures >= _OPEN_AFTER
+_PROBE_ALLOWED = or_(
+    webhooks.c.consecutive_failures < _OPEN_AFTER,
+    webhooks.c.next_probe_at.is_(None),
+    webhooks.c.next_probe_at <= _NOW,
+)
+HOLD_PROBES = Query(
+    update(webhooks)
+    .where(in_list(webhooks.c.id, "ids"))
+    .values(next_probe_at=bindparam("b_until", type_=webhooks.c.next_probe_at.type))
+)
+
+
 def _hooks_with_due_work(skip_saturated: bool) -> Any:
     """Active webhooks with a claimable delivery, the longest-waiting first.
 
     One index probe per webhook (``ix_deliveries_webhook_due``: its first lease-free due row),
     so the cost grows with the number of active webhooks, never with one endpoint's backlog. A
     webhook whose slots are all busy in this worker (``saturated``) is skipped without being
-    probed.
+    probed. A webhook whose circuit is open is probed only once its next probe is due.
     """
     first_due = (
         select(dlv.c.next_attempt_at)
@@ -241,15 +262,18 @@ def _hooks_with_due_work(skip_saturated: bool) -> Any:
         .correlate(webhooks)
         .scalar_subquery()
     )
-    hooks = select(webhooks.c.id, first_due.label("first_due")).where(
+    hooks = select(
+        webhooks.c.id, first_due.label("first_due"), _IS_OPEN.label("circuit_open")
+    ).where(
         webhooks.c.is_active == true(),
         webhooks.c.rate_limit.is_(None),  # those are claimed by manager._claim_rate_limited
+        _PROBE_ALLOWED,
     )
     if skip_saturated:
         hooks = hooks.where(not_in_list(webhooks.c.id, "saturated"))
     probed = hooks.subquery("probed")
     return (
-        select(probed.c.id)
+        select(probed.c.id, probed.c.circuit_open)
         .where(probed.c.first_due.is_not(None))
         .order_by(probed.c.first_due, probed.c.id)
         .limit(bindparam("limit"))
@@ -285,27 +309,31 @@ async def claim_on_sqlite(conn: Connection, params: Params) -> list[Any]:
     one's oldest claimable rows up to its free slots, the oldest ``limit`` of those leased,
     and their claims read back."""
     now, limit, saturated = params["now"], params["limit"], params["saturated"]
-    probe: dict[str, Any] = {"now": now, "limit": limit}
+    probe: dict[str, Any] = {"now": now, "limit": limit, "open_after": params["open_after"]}
     if saturated:
         probe["saturated"] = saturated
-    hook_ids = [
-        row.id for row in await fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
-    ]
-    if not hook_ids:
+    hooks = await fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
+    if not hooks:
         return []
     busy = dict(zip(params["busy_hooks"], params["busy_counts"], strict=True))
     due: dict[str, Any] = {"now": now}
-    for i, hook in enumerate(hook_ids):
-        due[f"hook_{i}"] = hook
-        due[f"limit_{i}"] = params["per_endpoint"] - busy.get(hook, 0)
-    rows = await fetch_all(conn, _due_rows(len(hook_ids)), due)
+    for i, hook in enumerate(hooks):
+        slots = params["probe_room"] if hook.circuit_open else params["per_endpoint"]
+        due[f"hook_{i}"] = hook.id
+        due[f"limit_{i}"] = max(0, slots - busy.get(hook.id, 0))
+    rows = await fetch_all(conn, _due_rows(len(hooks)), due)
     oldest_first = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))
     picked = [row.id for row in oldest_first[:limit]]
     if not picked:
         return []
     lease = {"ids": picked, "b_worker": params["worker"], "b_until": params["until"], "now": now}
     await conn.execute(LEASE, lease)
-    return await fetch_all(conn, CLAIMS, {"ids": picked})
+    claims = await fetch_all(conn, CLAIMS, {"ids": picked})
+    probing = {hook.id for hook in hooks if hook.circuit_open}
+    probed = sorted(probing.intersection(claim.webhook_id for claim in claims))
+    if probed:
+        await conn.execute(HOLD_PROBES, {"ids": probed, "b_until": params["until"]})
+    return claims
 
 
 # PostgreSQL: the same claim as ``claim_on_sqlite``'s four statements, in one (a round trip each
@@ -328,14 +356,19 @@ WITH busy AS (
             AND deliveries.next_attempt_at <= :now
             AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
         ORDER BY deliveries.next_attempt_at LIMIT 1
-    ) AS first_due
+    ) AS first_due, webhooks.consecutive_failures >= :open_after AS circuit_open
     FROM webhooks
     WHERE webhooks.is_active = true AND webhooks.rate_limit IS NULL
         AND webhooks.id <> ALL (:saturated)
+        AND (webhooks.consecutive_failures < :open_after OR webhooks.next_probe_at IS NULL
+            OR webhooks.next_probe_at <= :now)
 ), hooks AS (
     -- Never more than :limit from one webhook: a row locked here and not leased is one another
-    -- worker's claim skips until this transaction ends.
-    SELECT probed.id, least(:per_endpoint - coalesce(busy.n, 0), :limit) AS room
+    -- worker's claim skips until this transaction ends. An open circuit: :probe_room at most.
+    SELECT probed.id, probed.circuit_open, greatest(0, least(
+        CASE WHEN probed.circuit_open THEN :probe_room ELSE :per_endpoint END
+            - coalesce(busy.n, 0),
+        :limit)) AS room
     FROM probed LEFT JOIN busy ON busy.hook = probed.id
     WHERE probed.first_due IS NOT NULL
     ORDER BY probed.first_due, probed.id
@@ -358,6 +391,16 @@ WITH busy AS (
     FROM picked WHERE deliveries.id = picked.id
     RETURNING deliveries.id, deliveries.webhook_id, deliveries.attempts, deliveries.event_id,
         deliveries.next_attempt_at
+), held AS (
+    -- A probe taken holds the next one back. SKIP LOCKED: never wait for a webhook row here
+    -- while holding delivery rows (a PATCH locks them the other way round); a hold skipped is
+    -- set by the probe's outcome anyway.
+    UPDATE webhooks SET next_probe_at = :until
+    WHERE webhooks.id IN (
+        SELECT open_hook.id FROM webhooks AS open_hook JOIN hooks ON hooks.id = open_hook.id
+        WHERE hooks.circuit_open AND open_hook.id IN (SELECT leased.webhook_id FROM leased)
+        FOR UPDATE OF open_hook SKIP LOCKED
+    )
 )
 SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
     webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
@@ -374,6 +417,8 @@ ORDER BY leased.next_attempt_at, leased.id
         bindparam("busy_counts", type_=postgresql.ARRAY(Integer())),
         bindparam("saturated", type_=StringList()),
         bindparam("per_endpoint", type_=Integer()),
+        bindparam("open_after", type_=Integer()),
+        bindparam("probe_room", type_=Integer()),
         bindparam("limit", type_=Integer()),
         bindparam("worker", type_=String()),
         bindparam("until", type_=dlv.c.leased_until.type),
@@ -472,15 +517,26 @@ EXHAUSTED = Query(
     )
 )
 WEBHOOK_HEALTH = Query(
-    select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.is_active).where(
-        in_list(webhooks.c.id, "ids")
+    select(
+        webhooks.c.id,
+        webhooks.c.failing_since,
+        webhooks.c.is_active,
+        webhooks.c.consecutive_failures,
+        webhooks.c.next_probe_at,
+    ).where(in_list(webhooks.c.id, "ids"))
+)
+SET_HEALTH = Query(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("b_id"))
+    .values(
+        failing_since=bindparam("b_since", type_=webhooks.c.failing_since.type),
+        consecutive_failures=webhooks.c.consecutive_failures * bindparam("b_kept", type_=Integer())
+        + bindparam("b_failures", type_=Integer()),
+        next_probe_at=bindparam("b_probe", type_=webhooks.c.next_probe_at.type),
     )
 )
-SET_FAILING_SINCE = Query(
-    update(webhooks)
-    .where(webhooks.c.id == bindparam("webhook_id"))
-    .values(failing_since=bindparam("b_since", type_=webhooks.c.failing_since.type))
-)
+"""A webhook's run of failures, counted in SQL (kept * run + failures; kept is 0 after a
+success in the batch), so two workers recording at once both count, and its circuit."""
 DISABLE_WEBHOOK = Query(
     update(webhooks)
     .where(webhooks.c.id == bindparam("webhook_id"))
@@ -571,6 +627,12 @@ RETRY_DELIVERY = Query(
     .values(status="pending", next_attempt_at=_NOW, updated_at=_NOW)
 )
 """Due again now, whatever its state, unless an attempt is in flight."""
+PROBE_NOW = Query(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("b_id"), webhooks.c.account_id == bindparam("b_account"))
+    .values(next_probe_at=None)
+)
+"""Someone asked for an attempt now: an open circuit's next probe is due at once."""
 
 
 # -- retention and queue figures --------------------------------------------------------------

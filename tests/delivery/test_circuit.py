@@ -1,0 +1,249 @@
+"""The per-endpoint circuit (``retry.circuit_open``): an endpoint failing every attempt is only
+probed, one delivery at a time and paced, until a success closes it; its neighbours are not
+held up. On SQLite and PostgreSQL, with real receivers for the worker's part."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import update
+
+from hookline.delivery import manager
+from hookline.delivery.manager import AttemptRecord, ClaimRequest
+from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision
+from hookline.delivery.sender import AttemptResult
+from hookline.domain.deliveries import retry_delivery
+from hookline.domain.webhooks import update_webhook
+from hookline.storage.models import webhooks
+from hookline.timeutil import utcnow
+from tests.delivery.helpers import Env
+from tests.support.receiver import Receiver, RecordedRequest
+from tests.support.waiting import eventually
+
+URL = "http://127.0.0.1:9/hook"
+LEASE_SECONDS = 30
+
+
+def request(
+    worker: str = "w1", busy: dict[str, int] | None = None, per_endpoint: int = 8
+) -> ClaimRequest:
+    return ClaimRequest(
+        worker_id=worker,
+        now=utcnow(),
+        lease_seconds=LEASE_SECONDS,
+        limit=100,
+        per_endpoint=per_endpoint,
+        busy=busy or {},
+    )
+
+
+def outcome(claim: manager.Claim, status: int, finished: datetime) -> AttemptRecord:
+    ok = 200 <= status < 300
+    return AttemptRecord(
+        delivery_id=claim.delivery_id,
+        webhook_id=claim.webhook_id,
+        result=AttemptResult(started_at=finished, duration_ms=0, status_code=status),
+        decision=Decision("succeeded") if ok else Decision("pending", delay=60),
+        next_attempt_at=None if ok else finished + timedelta(seconds=60),
+    )
+
+
+async def set_circuit(env: Env, webhook_id: str, **values: Any) -> None:
+    async with env.db.begin() as conn:
+        await conn.execute(update(webhooks).where(webhooks.c.id == webhook_id).values(**values))
+
+
+async def hooks_with_events(env: Env, count: int) -> tuple[str, str, str]:
+    """An account with a failing-to-be and a healthy webhook, ``count`` events dispatched."""
+    account = await env.account()
+    failing, _ = await env.webhook(account, URL)
+    healthy, _ = await env.webhook(account, URL)
+    for _ in range(count):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    return account, failing, healthy
+
+
+async def record(env: Env, records: list[AttemptRecord]) -> None:
+    await manager.record_outcomes(
+        env.db, "w1", records, now=utcnow(), disable_after=timedelta(hours=120)
+    )
+
+
+async def test_an_open_circuit_is_claimed_one_probe_at_a_time_once_its_probe_is_due(
+    env: Env,
+) -> None:
+    _, failing, healthy = await hooks_with_events(env, 5)
+    await set_circuit(
+        env,
+        failing,
+        consecutive_failures=CIRCUIT_OPEN_AFTER,
+        next_probe_at=utcnow() + timedelta(hours=1),
+    )
+
+    first = await manager.claim_due(env.db, request())
+    assert [c.webhook_id for c in first] == [healthy] * 5  # the open one is not due to probe
+
+    await set_circuit(env, failing, next_probe_at=utcnow() - timedelta(seconds=1))
+    [probe] = await manager.claim_due(env.db, request())
+    assert probe.webhook_id == failing
+    # The probe's claim holds the next one back until its outcome is recorded (or its lease ends).
+    row = await env.webhook_row(failing)
+    assert row.next_probe_at > utcnow() + timedelta(seconds=LEASE_SECONDS - 5)
+    assert await manager.claim_due(env.db, request("w2")) == []
+
+
+async def test_one_failure_short_of_the_threshold_claims_as_usual(env: Env) -> None:
+    _, failing, _ = await hooks_with_events(env, 5)
+    await set_circuit(
+        env,
+        failing,
+        consecutive_failures=CIRCUIT_OPEN_AFTER - 1,
+        next_probe_at=utcnow() + timedelta(hours=1),
+    )
+    claims = await manager.claim_due(env.db, request())
+    assert sum(c.webhook_id == failing for c in claims) == 5
+
+
+async def test_a_probe_in_flight_in_this_worker_leaves_no_room(env: Env) -> None:
+    _, failing, healthy = await hooks_with_events(env, 3)
+    await set_circuit(env, failing, consecutive_failures=CIRCUIT_OPEN_AFTER, next_probe_at=None)
+    claims = await manager.claim_due(env.db, request(busy={failing: 1}))
+    assert {c.webhook_id for c in claims} == {healthy}
+
+
+async def test_failures_count_up_open_the_circuit_and_a_success_closes_it(env: Env) -> None:
+    _, failing, _ = await hooks_with_events(env, CIRCUIT_OPEN_AFTER + 1)
+    claimed = await manager.claim_due(env.db, request(per_endpoint=100))
+    claims = [c for c in claimed if c.webhook_id == failing]
+    started = utcnow()
+
+    await record(env, [outcome(claims[0], 500, started)])
+    row = await env.webhook_row(failing)
+    assert (row.consecutive_failures, row.next_probe_at) == (1, None)
+
+    # Two batches: the run is counted in SQL, across batches (and workers).
+    last = started + timedelta(seconds=20)
+    rest = claims[1:CIRCUIT_OPEN_AFTER]
+    await record(env, [outcome(c, 503, last) for c in rest])
+    row = await env.webhook_row(failing)
+    assert row.consecutive_failures == CIRCUIT_OPEN_AFTER
+    # Failing for 20 s: the next probe a tenth of that after the last failure.
+    assert row.next_probe_at == last + timedelta(seconds=2)
+
+    await record(env, [outcome(claims[-1], 204, last + timedelta(seconds=1))])
+    row = await env.webhook_row(failing)
+    assert (row.consecutive_failures, row.next_probe_at, row.failing_since) == (0, None, None)
+
+
+async def test_a_batch_counts_only_the_failures_after_its_last_success(env: Env) -> None:
+    _, failing, _ = await hooks_with_events(env, 4)
+    claims = [c for c in await manager.claim_due(env.db, request()) if c.webhook_id == failing]
+    await set_circuit(env, failing, consecutive_failures=50)
+    t = utcnow()
+    statuses = [500, 204, 500, 500]
+    await record(
+        env,
+        [
+            outcome(c, s, t + timedelta(seconds=i))
+            for i, (c, s) in enumerate(zip(claims, statuses, strict=True))
+        ],
+    )
+    row = await env.webhook_row(failing)
+    assert row.consecutive_failures == 2
+    assert row.next_probe_at is None  # below the threshold again
+
+
+async def test_a_manual_retry_makes_the_probe_due_at_once(env: Env) -> None:
+    account, failing, _ = await hooks_with_events(env, 1)
+    [delivery] = await env.deliveries(webhook_id=failing)
+    await set_circuit(
+        env, failing, consecutive_failures=40, next_probe_at=utcnow() + timedelta(minutes=5)
+    )
+    assert all(c.webhook_id != failing for c in await manager.claim_due(env.db, request()))
+    async with env.db.begin() as conn:
+        await retry_delivery(conn, account, failing, delivery.id, now=utcnow())
+    [probe] = await manager.claim_due(env.db, request("w2"))
+    assert probe.delivery_id == delivery.id
+
+
+async def test_a_failing_endpoint_is_probed_not_hammered_and_a_success_resumes_it(
+    env: Env,
+) -> None:
+    """Worker end to end: 40 events to a failing and a healthy endpoint. The healthy one gets
+    all 40 at once; the failing one gets its first attempts until the circuit opens, then one
+    probe at a time no sooner than a second apart; once it answers 2xx, the rest follow."""
+    account = await env.account()
+    events = 40
+    async with Receiver() as failing, Receiver() as healthy:
+        failing.respond(500)
+        failing_id, _ = await env.webhook(account, failing.url)
+        await env.webhook(account, healthy.url)
+        await env.worker(delivery_per_endpoint_concurrency=2)
+        for _ in range(events):
+            await env.event(account)
+
+        await healthy.wait_for(events)
+        opened = await eventually(
+            lambda: env.webhook_row(failing_id),
+            until=lambda row: row.consecutive_failures >= CIRCUIT_OPEN_AFTER,
+        )
+        assert opened.next_probe_at is not None
+        # The first attempts go out until the failures are recorded (the threshold, plus what
+        # was sent while the recorder caught up); then single probes, each a second or more
+        # after the attempt before, three of them here.
+        requests = await failing.wait_until(
+            lambda got: _paced(got) >= 3, timeout=30, description="three probes"
+        )
+        burst = len(requests) - _paced(requests)
+        assert CIRCUIT_OPEN_AFTER <= burst < events // 2, burst
+        assert len(requests) < events  # the other first attempts still wait
+
+        failing.respond(204)
+        failed = {r.headers["webhook-id"] for r in failing.requests if r.reply.status == 500}
+        # Every event not yet failed follows once a probe succeeds; those that failed keep
+        # their scheduled retry (60 s here): the circuit never brings a due time forward.
+        await failing.wait_until(
+            lambda got: (
+                len({r.headers["webhook-id"] for r in got if r.reply.status == 204})
+                == events - len(failed)
+            ),
+            timeout=30,
+        )
+        closed = await eventually(
+            lambda: env.webhook_row(failing_id), until=lambda row: row.consecutive_failures == 0
+        )
+        waiting = await eventually(
+            lambda: env.deliveries(webhook_id=failing_id, status="pending"),
+            until=lambda rows: len(rows) == len(failed),
+        )
+        assert {d.event_id for d in waiting} == failed
+        assert all(d.next_attempt_at > utcnow() + timedelta(seconds=20) for d in waiting)
+    assert closed.next_probe_at is None and closed.failing_since is None
+
+
+def _paced(requests: list[RecordedRequest]) -> int:
+    """How many requests, counted from the end, each came 0.9 s or more after the one before."""
+    paced = 0
+    for earlier, later in reversed(list(itertools.pairwise(requests))):
+        if later.received_at - earlier.received_at < 0.9:
+            break
+        paced += 1
+    return paced
+
+
+async def test_turning_a_webhook_back_on_closes_its_circuit(env: Env) -> None:
+    account, failing, _ = await hooks_with_events(env, 1)
+    await set_circuit(
+        env,
+        failing,
+        is_active=False,
+        consecutive_failures=40,
+        next_probe_at=utcnow() + timedelta(minutes=5),
+    )
+    async with env.db.begin() as conn:
+        await update_webhook(conn, account, failing, {"is_active": True})
+    row = await env.webhook_row(failing)
+    assert (row.is_active, row.consecutive_failures, row.next_probe_at) == (True, 0, None)
