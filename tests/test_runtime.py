@@ -110,7 +110,7 @@ async def _accepted_within(turns: int, waiting: int) -> list[int]:
 
 def test_serve_loop_accepts_every_waiting_connection_in_a_few_turns() -> None:
     # uvloop alone accepts one connection per turn: 10 of 40 here, and under load a turn runs
-    # every ready request, so the last connections waited a second (docs/benchmarks.md, 32).
+    # every ready request, so the last connections waited a second (docs/benchmarks.md, 33).
     loop = runtime.new_event_loop()
     try:
         accepted = loop.run_until_complete(_accepted_within(turns=10, waiting=40))

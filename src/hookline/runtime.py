@@ -39,7 +39,7 @@ class EagerAcceptLoop(uvloop.Loop):
     runs every request that is ready, 64 list pages at 64 connections (~60 ms), so connections
     opened while it is busy queued in the kernel and the last of them waited one turn per
     connection ahead of it: at the start of a 64-connection run ~20 first requests waited
-    0.1-1.2 s, the SQLite list page's p99 (docs/benchmarks.md, change 32). asyncio's own loop
+    0.1-1.2 s, the SQLite list page's p99 (docs/benchmarks.md, change 33). asyncio's own loop
     accepts up to the backlog at once, but serves half the requests per second here.
     """
 

@@ -310,7 +310,7 @@ async def _let_others_run() -> None:
     one suspension per read the same runs measured 160 and 70 ms, at no more CPU per request
     (docs/benchmarks.md, change 31). The read itself stays inline: a thread hand-off costs more.
     Most of that tail was connections waiting to be accepted, one per turn of the loop, which a
-    shorter turn sped up (change 32: ``runtime.EagerAcceptLoop`` accepts them all at once); the
+    shorter turn sped up (change 33: ``runtime.EagerAcceptLoop`` accepts them all at once); the
     yield stays because without it these reads cost 6-12% more CPU.
     """
     await asyncio.sleep(0)
