@@ -123,3 +123,11 @@ def test_serve_loop_accepts_every_waiting_connection_in_a_few_turns() -> None:
 def test_serve_runs_on_that_loop() -> None:
     config = uvicorn.Config(app=lambda: None, **server_options())
     assert config.get_loop_factory() is runtime.new_event_loop
+
+
+def test_the_processes_of_serve_workers_n_keep_uvloops_own_accept() -> None:
+    # They share one listener: draining it would let a busy process take every waiting
+    # connection from an idle sibling.
+    config = uvicorn.Config(app=lambda: None, **server_options(alone_on_the_socket=False))
+    assert config.get_loop_factory() is not runtime.new_event_loop
+    assert config.loop == "auto"

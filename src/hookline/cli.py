@@ -205,7 +205,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _serve_in_this_process(
-    settings: Settings, listener: socket.socket, server_class: type[Any] | None = None
+    settings: Settings,
+    listener: socket.socket,
+    server_class: type[Any] | None = None,
+    *,
+    alone_on_the_socket: bool = True,
 ) -> int:
     """The API (and the delivery worker, unless turned off) in this process, until SIGTERM."""
     import uvicorn
@@ -216,7 +220,8 @@ def _serve_in_this_process(
     app = create_app(settings)
     settle_heap()
     host, port = listener.getsockname()[:2]
-    config = uvicorn.Config(app, host=host, port=port, **server_options())
+    options = server_options(alone_on_the_socket=alone_on_the_socket)
+    config = uvicorn.Config(app, host=host, port=port, **options)
     server = (server_class or uvicorn.Server)(config)
     server.run(sockets=[listener])
     if not server.started:
@@ -244,7 +249,9 @@ def _supervise(settings: Settings, listener: socket.socket, workers: int) -> int
     def run_child(slot: int) -> int:
         configure_logging(settings.log_level, process_name=f"serve-{slot}")
         try:
-            return _serve_in_this_process(settings, listener, _child_server_class())
+            return _serve_in_this_process(
+                settings, listener, _child_server_class(), alone_on_the_socket=False
+            )
         except CliError as exc:
             _note(f"error: {exc}")
             return exc.status
@@ -279,10 +286,16 @@ async def _migrate_for_serve(settings: Settings) -> None:
         await db.dispose()
 
 
-def server_options() -> dict[str, Any]:
-    """uvicorn's settings for ``hookline serve``; bench/baseline.py runs the ceilings on them."""
+def server_options(*, alone_on_the_socket: bool = True) -> dict[str, Any]:
+    """uvicorn's settings for ``hookline serve``; bench/baseline.py runs the ceilings on them.
+
+    ``alone_on_the_socket``: a single process drains the listener's queue each time it accepts
+    (``runtime.EagerAcceptLoop``). The processes of ``serve --workers N`` share one listener and
+    keep uvloop's one accept per turn, so a busy process cannot take every waiting connection
+    from an idle sibling; the kernel wakes whichever is waiting."""
     from hookline.limits.http import BoundedHttpToolsProtocol
 
+    loop = "hookline.runtime:new_event_loop" if alone_on_the_socket else "auto"
     return {
         "log_config": None,
         "access_log": False,
@@ -294,8 +307,8 @@ def server_options() -> dict[str, Any]:
         # No WebSocket endpoints: an Upgrade request is answered by the app like any other (the
         # WebSocket protocol would refuse it with a bare 403, outside the contract's body).
         "ws": "none",
-        # uvloop accepting every waiting connection at once, not one per turn (runtime.py).
-        "loop": "hookline.runtime:new_event_loop",
+        # uvloop, accepting every waiting connection at once when alone (runtime.py).
+        "loop": loop,
     }
 
 
