@@ -47,7 +47,10 @@ class EagerAcceptLoop(uvloop.Loop):
         self, protocol_factory: Callable[[], asyncio.BaseProtocol], *args: Any, **kwargs: Any
     ) -> asyncio.AbstractServer:
         listener = kwargs.get("sock")
-        if isinstance(listener, socket.socket) and listener.type == socket.SOCK_STREAM:
+        # Plain TCP only: a connection taken here skips the server's TLS (``ssl``), which
+        # ``hookline serve`` never sets; should it ever, the loop's own accept keeps TLS.
+        plain = kwargs.get("ssl") is None
+        if plain and isinstance(listener, socket.socket) and listener.type == socket.SOCK_STREAM:
             listener.setblocking(False)
             protocol_factory = _AcceptTheRest(self, listener, protocol_factory)
         return await super().create_server(protocol_factory, *args, **kwargs)

@@ -8,13 +8,14 @@ import itertools
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import update
 
 from hookline.delivery import manager
 from hookline.delivery.manager import AttemptRecord, ClaimRequest
 from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision
 from hookline.delivery.sender import AttemptResult
-from hookline.domain.deliveries import retry_delivery
+from hookline.domain.deliveries import insert_test_event, retry_delivery
 from hookline.domain.webhooks import update_webhook
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
@@ -247,3 +248,20 @@ async def test_turning_a_webhook_back_on_closes_its_circuit(env: Env) -> None:
         await update_webhook(conn, account, failing, {"is_active": True})
     row = await env.webhook_row(failing)
     assert (row.is_active, row.consecutive_failures, row.next_probe_at) == (True, 0, None)
+
+
+@pytest.mark.parametrize("example", [None, ("contact.updated", {"id": "x"}, {"email": None})])
+async def test_a_test_event_of_any_type_makes_the_probe_due_at_once(
+    env: Env, example: tuple[str, dict[str, Any], dict[str, Any] | None] | None
+) -> None:
+    account, failing, _ = await hooks_with_events(env, 0)
+    await set_circuit(
+        env, failing, consecutive_failures=40, next_probe_at=utcnow() + timedelta(minutes=5)
+    )
+    async with env.db.begin() as conn:
+        event_id = await insert_test_event(conn, account, failing, example)
+    await manager.dispatch_events(env.db, now=utcnow())
+    [probe] = await manager.claim_due(env.db, request())
+    assert probe.webhook_id == failing  # the probe was 5 minutes away
+    [delivery] = await env.deliveries(webhook_id=failing)
+    assert delivery.event_id == event_id

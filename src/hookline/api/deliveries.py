@@ -19,7 +19,6 @@ from hookline.api.pagination import (
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute, validate_body
 from hookline.domain import deliveries
-from hookline.domain.events import record_event
 from hookline.domain.webhooks import get_webhook
 from hookline.errors import Conflict, NotFound, ValidationFailed
 from hookline.schemas import catalogue
@@ -152,17 +151,11 @@ async def send_test_event(
         webhook = await _webhook_or_404(conn, auth.account_id, webhook_id)
         if not webhook["is_active"]:
             raise Conflict("This webhook is inactive; enable it to send a test event.")
-        if wanted is None:
-            event_id = await deliveries.insert_test_event(conn, auth.account_id, webhook_id)
-        else:
-            event_id = await record_event(
-                conn,
-                auth.account_id,
-                wanted.event_type,
-                wanted.example,
-                catalogue.example_previous_attributes(wanted.event_type),
-                target_webhook_id=webhook_id,
-            )
+        example = None
+        if wanted is not None:
+            previous = catalogue.example_previous_attributes(wanted.event_type)
+            example = (wanted.event_type, wanted.example, previous)
+        event_id = await deliveries.insert_test_event(conn, auth.account_id, webhook_id, example)
     return JSONResponse(
         {"event_id": event_id, "message": f"Test event {event_id} queued for {webhook_id}"},
         status_code=202,

@@ -641,10 +641,13 @@ async def _update_webhook_health(
         return []
     hook_ids = sorted({r.webhook_id for r in records})
     rows = await fetch_all(conn, queries.WEBHOOK_HEALTH, {"ids": hook_ids})
+    by_webhook: dict[str, list[AttemptRecord]] = {}
+    for record in sorted(records, key=lambda r: r.finished_at):
+        by_webhook.setdefault(record.webhook_id, []).append(record)
     disabled: list[str] = []
     changes: list[dict[str, Any]] = []
     for row in rows:
-        mine = sorted((r for r in records if r.webhook_id == row.id), key=lambda r: r.finished_at)
+        mine = by_webhook[row.id]
         failing_since, reason = _health_after(row.failing_since, mine, now, disable_after)
         change = _circuit_after(row, mine, failing_since)
         if change is not None:

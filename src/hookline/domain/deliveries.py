@@ -99,14 +99,20 @@ def _owned(account_id: str, webhook_id: str, delivery_id: str) -> dict[str, str]
     return {"delivery_id": delivery_id, "account_id": account_id, "webhook_id": webhook_id}
 
 
-async def insert_test_event(conn: Connection, account_id: str, webhook_id: str) -> str:
-    """The outbox row of ``POST /v1/webhooks/{id}/test``: a ``webhook.test`` event for that
-    webhook alone. Returns the event id."""
+async def insert_test_event(
+    conn: Connection,
+    account_id: str,
+    webhook_id: str,
+    example: tuple[str, dict[str, Any], dict[str, Any] | None] | None = None,
+) -> str:
+    """The outbox row of ``POST /v1/webhooks/{id}/test``, for that webhook alone: a
+    ``webhook.test`` event, or ``example`` (event type, data, previous attributes) when one was
+    asked for. Either way an open circuit's probe is due at once. Returns the event id."""
     await _probe_now(conn, account_id, webhook_id)
+    if example is None:
+        message = {"webhook_id": webhook_id, "message": "This is a test event sent from hookline."}
+        example = (TEST_EVENT_TYPE, message, None)
+    event_type, data, previous_attributes = example
     return await record_event(
-        conn,
-        account_id,
-        TEST_EVENT_TYPE,
-        {"webhook_id": webhook_id, "message": "This is a test event sent from hookline."},
-        target_webhook_id=webhook_id,
+        conn, account_id, event_type, data, previous_attributes, target_webhook_id=webhook_id
     )
