@@ -1,5 +1,7 @@
 """``storage.connector``: SQLite reads run inline, but each lets the tasks already waiting run
-first, so one read-only request cannot hold the others until it has answered."""
+first, so one read-only request cannot hold the others until it has answered. On PostgreSQL,
+concurrent ``commit_rows`` share one round trip and one commit, each caller's rows still all or
+nothing, and the pool serves waiting callers in order."""
 
 from __future__ import annotations
 
@@ -10,11 +12,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from hookline.domain import contacts as contacts_domain
+from hookline.storage import connector as connector_module
+from hookline.storage.connector import IntegrityError, PostgresConnector
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
-from hookline.storage.models import accounts
-from hookline.storage.statements import Query
-from tests.conftest import make_settings
+from hookline.storage.models import accounts, contacts, events
+from hookline.storage.statements import JointRows, Query
+from tests.conftest import Account, make_settings, new_account
+from tests.support.postgres import PostgresServer
 
 _ANY_ACCOUNT = Query(select(accounts.c.id).limit(1))
 
@@ -50,3 +56,138 @@ async def test_a_read_lets_the_waiting_tasks_run_first(
     order.append("read done")
     await task
     assert order == ["waiting task", "read done"]
+
+
+# PostgreSQL: concurrent commit_rows share a round trip; the pool serves callers in order.
+
+
+@pytest.fixture
+async def pg_db(pg_server: PostgresServer) -> AsyncIterator[Database]:
+    database = Database(make_settings(pg_server.create_database(), db_pool_size=2))
+    await upgrade_to_head(database)
+    yield database
+    await database.dispose()
+
+
+def _creation(account_id: str, n: int) -> JointRows:
+    _contact, joint = contacts_domain.contact_creation(
+        account_id, {"first_name": f"Ada {n}", "phone_number": "+15551234567"}
+    )
+    return joint
+
+
+def _stored_contacts(database: Database) -> Callable[[], Awaitable[set[str]]]:
+    async def stored() -> set[str]:
+        async with database.read() as conn:
+            rows = await conn.execute(select(contacts.c.id))
+            events_of = await conn.execute(
+                select(events.c.data).where(events.c.type == "contact.created")
+            )
+        contact_ids = {row.id for row in rows}
+        assert contact_ids == {event.data["id"] for event in events_of}  # each with its event
+        return contact_ids
+
+    return stored
+
+
+@pytest.fixture
+async def pg_account(pg_db: Database) -> Account:
+    return await new_account(pg_db)
+
+
+@pytest.fixture
+def batch_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The number of callers of each batch the group commit sends."""
+    sizes: list[int] = []
+    insert_all = connector_module._JointGroupCommit._insert_all
+
+    async def counted(self: connector_module._JointGroupCommit, joints: list[JointRows]) -> None:
+        sizes.append(len(joints))
+        await insert_all(self, joints)
+
+    monkeypatch.setattr(connector_module._JointGroupCommit, "_insert_all", counted)
+    return sizes
+
+
+async def test_concurrent_rows_share_a_round_trip_and_return_once_committed(
+    pg_db: Database, pg_account: Account, batch_sizes: list[int]
+) -> None:
+    joints = [_creation(pg_account.id, n) for n in range(40)]
+    stored = _stored_contacts(pg_db)
+
+    async def commit_then_look(joint: JointRows) -> None:
+        await pg_db.commit_rows(joint)
+        assert joint.rows[0]["id"] in await stored()  # returned: committed, event and all
+
+    await asyncio.gather(*(commit_then_look(joint) for joint in joints))
+    assert await stored() == {joint.rows[0]["id"] for joint in joints}
+    assert (
+        sum(batch_sizes) == 40 and len(batch_sizes) <= 3
+    )  # 40 callers queued together, few batches
+
+
+async def test_a_refused_row_fails_its_caller_only(
+    pg_db: Database, pg_account: Account, batch_sizes: list[int]
+) -> None:
+    joints = [_creation(pg_account.id, n) for n in range(6)]
+    contact_row, event_row = joints[3].rows
+    joints[3] = joints[3].insert.rows(contact_row, {**event_row, "account_id": "account-missing"})
+    results = await asyncio.gather(
+        *(pg_db.commit_rows(joint) for joint in joints), return_exceptions=True
+    )
+    assert [n for n, result in enumerate(results) if result is not None] == [3]
+    assert isinstance(results[3], IntegrityError)
+    assert await _stored_contacts(pg_db)() == {
+        joint.rows[0]["id"] for n, joint in enumerate(joints) if n != 3
+    }
+    assert batch_sizes[0] == 6  # they went together, then one by one after the refusal
+
+
+async def test_a_cancelled_caller_does_not_fail_the_batch(
+    pg_db: Database, pg_account: Account
+) -> None:
+    joints = [_creation(pg_account.id, n) for n in range(8)]
+    tasks = [asyncio.ensure_future(pg_db.commit_rows(joint)) for joint in joints]
+    await asyncio.sleep(0)  # every caller queued
+    tasks[0].cancel()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert isinstance(results[0], asyncio.CancelledError)
+    assert results[1:] == [None] * 7
+    stored = await _stored_contacts(pg_db)()
+    assert {joint.rows[0]["id"] for joint in joints[1:]} <= stored
+
+
+async def test_the_pool_serves_waiting_callers_in_order(pg_server: PostgresServer) -> None:
+    """A caller that asks for a connection while one is being given back goes behind the
+    callers already waiting: asyncpg's own pool hands it to whichever asks first after the
+    release, and a waiter that lost that race waited again at the back of its queue. The
+    newcomer asks after 0-5 turns of the loop, to land in every step of the release."""
+    database = Database(make_settings(pg_server.create_database(), db_pool_size=1))
+    await upgrade_to_head(database)
+    connector = database.connector
+    assert isinstance(connector, PostgresConnector)
+
+    async def read(served: list[str], name: str, turns: int = 0) -> None:
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        async with connector.read() as conn:
+            served.append(name)
+            await conn.execute(_ANY_ACCOUNT)
+
+    try:
+        for turns in range(6):
+            served: list[str] = []
+            holders = [connector.read(), connector.read()]  # both of the pool's connections
+            for holder in holders:
+                await holder.__aenter__()
+            waiting = [asyncio.ensure_future(read(served, f"waiter {n}")) for n in range(3)]
+            await asyncio.sleep(0.02)
+            assert served == []
+            releasing = asyncio.ensure_future(holders[0].__aexit__(None, None, None))
+            newcomer = asyncio.ensure_future(read(served, "newcomer", turns))
+            await releasing
+            await holders[1].__aexit__(None, None, None)
+            await asyncio.gather(*waiting, newcomer)
+            assert served == ["waiter 0", "waiter 1", "waiter 2", "newcomer"], turns
+    finally:
+        await database.dispose()
