@@ -157,6 +157,21 @@ async def test_a_cancelled_caller_does_not_fail_the_batch(
     assert {joint.rows[0]["id"] for joint in joints[1:]} <= stored
 
 
+async def test_an_unreachable_database_fails_every_caller_of_the_batch() -> None:
+    """Nobody waits for ever on a batch that could not be sent; each caller gets the error
+    (the API turns it into a 503, ``storage.outage``)."""
+    database = Database(make_settings("postgresql+asyncpg://hookline@127.0.0.1:9/nowhere"))
+    try:
+        joints = [_creation("account-any", n) for n in range(5)]
+        results = await asyncio.wait_for(
+            asyncio.gather(*(database.commit_rows(j) for j in joints), return_exceptions=True),
+            timeout=10,
+        )
+        assert all(isinstance(result, OSError) for result in results), results
+    finally:
+        await database.dispose()
+
+
 async def test_the_pool_serves_waiting_callers_in_order(pg_server: PostgresServer) -> None:
     """A caller that asks for a connection while one is being given back goes behind the
     callers already waiting: asyncpg's own pool hands it to whichever asks first after the

@@ -39,6 +39,7 @@ from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Dialect
 
 from hookline.storage.statements import (
+    JointInsert,
     JointRows,
     Params,
     Result,
@@ -563,14 +564,15 @@ class _JointGroupCommit:
             await asyncio.shield(self._sender)
 
     async def _send_queued(self) -> None:
+        batch: _Queued = []
         try:
             while self._queued:
                 batch = self._queued[: self.MAX_CALLERS]
                 del self._queued[: self.MAX_CALLERS]
                 for same_insert in _by_insert(batch):
                     await self._send(same_insert)
-        except BaseException as exc:  # cancelled (the loop is closing): nobody is left waiting
-            for _, done in self._queued:
+        except BaseException as exc:  # cancelled (the loop is closing): nobody waits for ever
+            for _, done in [*batch, *self._queued]:
                 _settle(done, exc)
             self._queued.clear()
             raise
@@ -582,10 +584,9 @@ class _JointGroupCommit:
             await self._insert_all([joint for joint, _ in batch])
         except IntegrityError:
             await self._insert_one_by_one(batch)
-        except BaseException as exc:
+        except Exception as exc:  # the database unreachable: the batch's callers get it
             for _, done in batch:
                 _settle(done, exc)
-            raise
         else:
             for _, done in batch:
                 _settle(done, None)
@@ -618,9 +619,9 @@ _Queued = list[tuple[JointRows, asyncio.Future[None]]]
 
 def _by_insert(batch: _Queued) -> list[_Queued]:
     """The batch split by statement (one ``executemany`` each), in the callers' order."""
-    groups: dict[int, _Queued] = {}
+    groups: dict[JointInsert, _Queued] = {}
     for joint, done in batch:
-        groups.setdefault(id(joint.insert), []).append((joint, done))
+        groups.setdefault(joint.insert, []).append((joint, done))
     return list(groups.values())
 
 
