@@ -16,10 +16,11 @@ connection here; it is the schema and the statement builder.
   writer (WAL). A read yields to the loop once before it starts (fairness under load:
   ``_let_others_run``), then runs start to finish without yielding, so no two ever overlap
   on that connection.
-* ``PostgresConnector``: one asyncpg pool. A transaction is asyncpg's own (``Connection.
-  transaction()``); a read, or a one-statement write, runs in autocommit, one round trip.
-  The pool skips asyncpg's reset query on release (nothing here changes session state; asyncpg
-  still rolls back a transaction left open), which would be a second round trip per read.
+* ``PostgresConnector``: one pool of asyncpg connections (``storage.pgpool``). A transaction is
+  asyncpg's own (``Connection.transaction()``); a read, or a one-statement write, runs in
+  autocommit, one round trip. A connection goes back to the pool without a reset query
+  (nothing here changes session state), which would be a second round trip per read; one left
+  inside a transaction is terminated. ``commit_rows`` has a group commit (``_JointGroupCommit``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Dialect
 
+from hookline.storage.pgpool import FairPool
 from hookline.storage.statements import (
     JointInsert,
     JointRows,
@@ -442,44 +444,16 @@ class PostgresConnector(Connector):
 
     def __init__(self, dsn: str, pool_size: int) -> None:
         self.dsn = dsn
-        self._pool_size = pool_size
-        self._pool: asyncpg.Pool | None = None
-        self._pool_lock = asyncio.Lock()
+        self._pool = FairPool(
+            dsn, pool_size, setup=_decode_json, timeout=PG_CONNECT_TIMEOUT_SECONDS
+        )
         self._listeners: dict[asyncio.Event, asyncpg.Connection] = {}
         self._joints = _JointGroupCommit(self)
-        self._turns = asyncio.Semaphore(pool_size)
 
-    async def pool(self) -> asyncpg.Pool:
-        """The pool, opened on first use."""
-        return self._pool or await self._open_pool()
-
-    async def _open_pool(self) -> asyncpg.Pool:
-        async with self._pool_lock:
-            if self._pool is None:
-                self._pool = await asyncpg.create_pool(
-                    self.dsn,
-                    min_size=1,
-                    max_size=self._pool_size,
-                    init=_decode_json,
-                    reset=_keep_session_state,
-                    timeout=PG_CONNECT_TIMEOUT_SECONDS,
-                )
-            return self._pool
-
-    @contextlib.asynccontextmanager
-    async def connection(self) -> AsyncIterator[asyncpg.Connection]:
-        """A pooled connection, handed out first come, first served.
-
-        asyncpg's pool is not fair: a connection released while callers wait goes to whichever
-        asks next, and a waiter that was woken for it but lost it joins the back of the queue
-        again. At 64 concurrent requests on 20 connections a few requests lost that race again
-        and again (GET by id p99 87 ms, 43 ms with a connection per request). The semaphore's
-        waiters are served in order, and with at most ``pool_size`` holders the pool itself
-        never makes anybody wait.
-        """
-        pool = await self.pool()
-        async with self._turns, pool.acquire() as raw:
-            yield raw
+    def connection(self) -> contextlib.AbstractAsyncContextManager[asyncpg.Connection]:
+        """A connection of the process's pool (``storage.pgpool``: first come, first served),
+        given back when the block ends."""
+        return self._pool.connection()
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
@@ -519,9 +493,7 @@ class PostgresConnector(Connector):
 
     async def close(self) -> None:
         await self._joints.drain()
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
+        await self._pool.close()
 
 
 class _JointGroupCommit:
@@ -653,12 +625,3 @@ async def _decode_json(conn: asyncpg.Connection) -> None:
 
 def _as_is(value: str) -> str:
     return value
-
-
-async def _keep_session_state(_conn: asyncpg.Connection) -> None:
-    # asyncpg's default reset sends "SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
-    # RESET ALL" on every release: a second round trip for each read. No statement here
-    # changes session state (no SET, LISTEN, cursors or session advisory locks: the ones we take
-    # are transaction-scoped), so there is nothing to undo; asyncpg still rolls back an open
-    # transaction before this runs.
-    return None
