@@ -1,7 +1,7 @@
 """``storage.connector``: SQLite reads run inline, but each lets the tasks already waiting run
-first, so one read-only request cannot hold the others until it has answered. On PostgreSQL,
-concurrent ``commit_rows`` share one round trip and one commit, each caller's rows still all or
-nothing, and the pool serves waiting callers in order."""
+first, so one read-only request cannot hold the others until it has answered. Concurrent
+``commit_rows`` share one commit (on PostgreSQL one round trip), each caller's rows still all or
+nothing; PostgreSQL's pool serves waiting callers in order."""
 
 from __future__ import annotations
 
@@ -61,9 +61,13 @@ async def test_a_read_lets_the_waiting_tasks_run_first(
 # PostgreSQL: concurrent commit_rows share a round trip; the pool serves callers in order.
 
 
-@pytest.fixture
-async def pg_db(pg_server: PostgresServer) -> AsyncIterator[Database]:
-    database = Database(make_settings(pg_server.create_database(), db_pool_size=2))
+@pytest.fixture(params=["sqlite", "postgres"])
+async def rows_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Database]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'rows.db'}"
+    else:
+        url = request.getfixturevalue("pg_server").create_database()
+    database = Database(make_settings(url, db_pool_size=2))
     await upgrade_to_head(database)
     yield database
     await database.dispose()
@@ -91,70 +95,116 @@ def _stored_contacts(database: Database) -> Callable[[], Awaitable[set[str]]]:
 
 
 @pytest.fixture
-async def pg_account(pg_db: Database) -> Account:
-    return await new_account(pg_db)
+async def rows_account(rows_db: Database) -> Account:
+    return await new_account(rows_db)
 
 
 @pytest.fixture
-def batch_sizes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The number of callers of each batch the group commit sends."""
-    sizes: list[int] = []
+def commits(rows_db: Database, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per commit of ``commit_rows`` callers' rows (on PostgreSQL, the number of
+    callers in it; on SQLite, the batch's units)."""
+    counted: list[int] = []
+    if rows_db.is_sqlite:
+        commit = connector_module._Batch.commit
+
+        async def counted_commit(batch: connector_module._Batch) -> None:
+            counted.append(batch.units)
+            await commit(batch)
+
+        monkeypatch.setattr(connector_module._Batch, "commit", counted_commit)
+        return counted
     insert_all = connector_module._JointGroupCommit._insert_all
 
-    async def counted(self: connector_module._JointGroupCommit, joints: list[JointRows]) -> None:
-        sizes.append(len(joints))
+    async def counted_insert(
+        self: connector_module._JointGroupCommit, joints: list[JointRows]
+    ) -> None:
+        counted.append(len(joints))
         await insert_all(self, joints)
 
-    monkeypatch.setattr(connector_module._JointGroupCommit, "_insert_all", counted)
-    return sizes
+    monkeypatch.setattr(connector_module._JointGroupCommit, "_insert_all", counted_insert)
+    return counted
 
 
-async def test_concurrent_rows_share_a_round_trip_and_return_once_committed(
-    pg_db: Database, pg_account: Account, batch_sizes: list[int]
+async def test_concurrent_rows_share_a_commit_and_return_once_committed(
+    rows_db: Database, rows_account: Account, commits: list[int]
 ) -> None:
-    joints = [_creation(pg_account.id, n) for n in range(40)]
-    stored = _stored_contacts(pg_db)
+    joints = [_creation(rows_account.id, n) for n in range(40)]
+    stored = _stored_contacts(rows_db)
 
     async def commit_then_look(joint: JointRows) -> None:
-        await pg_db.commit_rows(joint)
+        await rows_db.commit_rows(joint)
         assert joint.rows[0]["id"] in await stored()  # returned: committed, event and all
 
     await asyncio.gather(*(commit_then_look(joint) for joint in joints))
     assert await stored() == {joint.rows[0]["id"] for joint in joints}
-    assert (
-        sum(batch_sizes) == 40 and len(batch_sizes) <= 3
-    )  # 40 callers queued together, few batches
+    assert sum(commits) == 40 and len(commits) <= 3  # 40 callers queued together
 
 
 async def test_a_refused_row_fails_its_caller_only(
-    pg_db: Database, pg_account: Account, batch_sizes: list[int]
+    rows_db: Database, rows_account: Account
 ) -> None:
-    joints = [_creation(pg_account.id, n) for n in range(6)]
+    joints = [_creation(rows_account.id, n) for n in range(6)]
     contact_row, event_row = joints[3].rows
     joints[3] = joints[3].insert.rows(contact_row, {**event_row, "account_id": "account-missing"})
     results = await asyncio.gather(
-        *(pg_db.commit_rows(joint) for joint in joints), return_exceptions=True
+        *(rows_db.commit_rows(joint) for joint in joints), return_exceptions=True
     )
     assert [n for n, result in enumerate(results) if result is not None] == [3]
     assert isinstance(results[3], IntegrityError)
-    assert await _stored_contacts(pg_db)() == {
+    assert await _stored_contacts(rows_db)() == {
         joint.rows[0]["id"] for n, joint in enumerate(joints) if n != 3
     }
-    assert batch_sizes[0] == 6  # they went together, then one by one after the refusal
 
 
 async def test_a_cancelled_caller_does_not_fail_the_batch(
-    pg_db: Database, pg_account: Account
+    rows_db: Database, rows_account: Account
 ) -> None:
-    joints = [_creation(pg_account.id, n) for n in range(8)]
-    tasks = [asyncio.ensure_future(pg_db.commit_rows(joint)) for joint in joints]
+    joints = [_creation(rows_account.id, n) for n in range(8)]
+    tasks = [asyncio.ensure_future(rows_db.commit_rows(joint)) for joint in joints]
     await asyncio.sleep(0)  # every caller queued
     tasks[0].cancel()
     results = await asyncio.gather(*tasks, return_exceptions=True)
     assert isinstance(results[0], asyncio.CancelledError)
     assert results[1:] == [None] * 7
-    stored = await _stored_contacts(pg_db)()
+    stored = await _stored_contacts(rows_db)()
     assert {joint.rows[0]["id"] for joint in joints[1:]} <= stored
+
+
+async def test_rows_and_units_share_the_sqlite_writer(tmp_path: Path) -> None:
+    """``commit_rows`` callers and ``begin()`` blocks queued together: each block's work and
+    each caller's rows are committed, and a failing block rolls back alone."""
+    database = Database(make_settings(f"sqlite:///{tmp_path / 'mixed.db'}"))
+    await upgrade_to_head(database)
+    try:
+        account = await new_account(database)
+        joints = [_creation(account.id, n) for n in range(10)]
+
+        async def block(n: int) -> None:
+            async with database.begin() as conn:
+                await contacts_domain.create_contact(
+                    conn, account.id, {"first_name": f"Block {n}", "phone_number": "+15551234567"}
+                )
+                if n % 2:
+                    raise RuntimeError("this block fails after its write")
+
+        results = await asyncio.gather(
+            *(database.commit_rows(joint) for joint in joints[:5]),
+            *(block(n) for n in range(4)),
+            *(database.commit_rows(joint) for joint in joints[5:]),
+            return_exceptions=True,
+        )
+        assert [type(result).__name__ for result in results] == ["NoneType"] * 5 + [
+            "NoneType",
+            "RuntimeError",
+            "NoneType",
+            "RuntimeError",
+        ] + ["NoneType"] * 5
+        async with database.read() as conn:
+            names = {row.first_name for row in await conn.execute(select(contacts.c.first_name))}
+        assert names == {f"Ada {n}" for n in range(10)} | {"Block 0", "Block 2"}
+        assert len(await _stored_contacts(database)()) == 12  # and each with its event
+    finally:
+        await database.dispose()
 
 
 async def test_an_unreachable_database_fails_every_caller_of_the_batch() -> None:
