@@ -100,8 +100,7 @@ async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> Dispatc
         for event in pending
         for hook_id in _targets(event, hooks, bodies)
     ]
-    if rows:
-        await conn.execute_many(queries.INSERT_DELIVERY, rows)
+    await queries.insert_deliveries(conn, rows)
     await conn.execute(queries.MARK_DISPATCHED, {"ids": [row.id for row in pending]})
     # Numbered in commit order for the event stream (see the statement's module).
     await queries.number_for_stream(conn, [row.id for row in pending])
@@ -546,13 +545,12 @@ async def record_outcomes(
         current = await _lock_deliveries(conn, [r.delivery_id for r in records])
         existing = [r for r in records if r.delivery_id in current]
         if existing:
-            await conn.execute_many(queries.INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
+            await queries.insert_attempts(conn, [_attempt_row(r) for r in existing])
             await stats.add_to_rollups(conn, [_attempt_facts(r) for r in existing])
         owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
-        if owned:
-            await conn.execute_many(
-                queries.TRANSITION, [_transition_row(r, worker_id, now) for r in owned]
-            )
+        await queries.transition(
+            conn, [_transition_row(r) for r in owned], worker=worker_id, now=now
+        )
         exhausted = await _alert_exhausted(
             conn, [r for r in owned if r.decision.status == "failed"]
         )
@@ -616,15 +614,13 @@ def _cut(text: str | None, limit: int = LAST_ERROR_LIMIT) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dict[str, Any]:
+def _transition_row(record: AttemptRecord) -> dict[str, Any]:
     return {
         "b_id": record.delivery_id,
-        "b_worker": worker_id,
         "b_status": record.decision.status,
         "b_next": record.next_attempt_at if record.decision.status == "pending" else None,
         "b_code": record.result.status_code,
         "b_error": _cut(record.result.error_message),
-        "b_now": now,
     }
 
 
