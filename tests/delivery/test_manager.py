@@ -9,10 +9,10 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 
 from hookline.delivery import manager
-from hookline.delivery.manager import AttemptRecord, ClaimRequest
+from hookline.delivery.manager import AttemptRecord, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import ConnectFailed, Decision
 from hookline.delivery.sender import AttemptResult
 from hookline.domain import deliveries as deliveries_domain
@@ -528,3 +528,36 @@ async def test_dispatch_numbers_a_batch_for_the_stream_in_event_order(env: Env) 
     first = [numbered[event] for event in made]
     assert first == sorted(first) and len(set(numbered.values())) == 4
     assert sorted(numbered.values()) == list(range(first[0], first[0] + 4))
+
+
+async def test_rate_limited_work_found_beside_a_claim_is_taken_with_the_slots_left(
+    env: Env,
+) -> None:
+    """A worker whose last look found no rate-limited work looks beside the next claim (on
+    PostgreSQL concurrently): what the look finds is claimed in the same round if slots are
+    left, and first from the next round on (the memo), so it never waits for a free round."""
+    account = await env.account()
+    plain, _ = await env.webhook(account, URL)
+    limited, _ = await env.webhook(account, URL)
+    async with env.db.begin() as conn:
+        await conn.execute(update(webhooks).where(webhooks.c.id == limited).values(rate_limit=100))
+    for _ in range(3):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    memo = ClaimMemo(rate_limited_due=False)
+
+    first = await manager.claim_due(env.db, replace(request(limit=4), memo=memo))
+    taken = sorted(c.webhook_id for c in first)
+    if env.db.is_sqlite:  # one writer: the rate-limited ones are always looked at first
+        assert taken == sorted([limited] * 3 + [plain])
+    else:  # the three plain ones, and the slot left for the rate-limited webhook
+        assert taken == sorted([plain] * 3 + [limited])
+        assert memo.rate_limited_due  # it looks first next round
+    assert all(c.not_before is not None for c in first if c.webhook_id == limited)
+
+    await env.event(account)
+    await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    second = await manager.claim_due(env.db, replace(request(limit=1), memo=memo))
+    # One slot: the rate-limited webhook's delivery goes first.
+    assert [c.webhook_id for c in second] == [limited]

@@ -33,7 +33,7 @@ from typing import Any
 from hookline import ids, metrics, supervisor, tracing
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import manager, notify
-from hookline.delivery.manager import AttemptRecord, Claim, ClaimRequest
+from hookline.delivery.manager import AttemptRecord, Claim, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import (
     DeliveryError,
     RandomSource,
@@ -146,6 +146,7 @@ class Worker:
         self._slots_exhausted = False
         self._saturated: frozenset[str] = frozenset()
         self._held: set[str] = set()
+        self._claim_memo = ClaimMemo()
         self._results: list[AttemptRecord] = []
         self._listening = False
         self._bodies = _LRU(BODY_CACHE_SIZE)
@@ -301,9 +302,10 @@ class Worker:
                 continue  # an outbox backlog: keep going without waiting
             if self._claim_more_now(request, claims):
                 continue
-            timeout = min(
-                await self._idle_timeout(request.now), self._next_dispatch_in(loop.time())
-            )
+            # Every send slot busy: nothing can be claimed before one frees, and a freed one
+            # wakes this loop (_slot_awaited), so the next due time is not worth a query.
+            idle = self._poll if self._slots_exhausted else await self._idle_timeout(request.now)
+            timeout = min(idle, self._next_dispatch_in(loop.time()))
             self._looks_again_at = loop.time() + timeout
             await _wait(self._wake, timeout)
 
@@ -368,6 +370,7 @@ class Worker:
             limit=free,
             per_endpoint=self.settings.delivery_per_endpoint_concurrency,
             busy=dict(self._busy),
+            memo=self._claim_memo,
         )
 
     async def _idle_timeout(self, claimed_at: datetime) -> float:
