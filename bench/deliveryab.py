@@ -55,7 +55,7 @@ PROFILE_DIR = os.environ.get("BENCH_PROFILE", "")
 
 def _profile(proc: Proc, name: str) -> subprocess.Popen[bytes]:
     out = Path(PROFILE_DIR) / f"{name}.txt"
-    command = ["py-spy", "record", "--pid", str(proc.process.pid), "--format", "raw"]
+    command = ["py-spy", "record", "--pid", str(proc.process.pid), "--format", "raw", "--gil"]
     return subprocess.Popen(
         [*command, "--rate", "200", "--output", str(out)],
         stdout=subprocess.DEVNULL,

@@ -104,8 +104,8 @@ async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> Dispatc
         for hook_id in _targets(event, hooks, bodies)
     ]
     await queries.insert_deliveries(conn, rows)
-    await conn.execute(queries.MARK_DISPATCHED, {"ids": [row.id for row in pending]})
-    # Numbered in commit order for the event stream (see the statement's module).
+    # Marked dispatched, and numbered in commit order for the event stream (see the
+    # statement's module).
     await queries.number_for_stream(conn, [row.id for row in pending])
     return DispatchResult(len(pending), len(rows))
 

@@ -66,6 +66,9 @@ BODY_CACHE_SIZE = 2048
 SECRET_CACHE_SIZE = 1024
 LISTEN_RETRY_SECONDS = 5.0
 ERROR_BACKOFF_SECONDS = 1.0
+# The two children of the attempts counter, looked up once rather than per attempt.
+_ATTEMPT_SUCCEEDED = metrics.ATTEMPTS.labels(result="success")
+_ATTEMPT_FAILED = metrics.ATTEMPTS.labels(result="failure")
 
 
 class SigningFailed(DeliveryError):
@@ -472,7 +475,7 @@ class Worker:
         if decision.delay is not None:
             next_at = finished + timedelta(seconds=decision.delay)
         succeeded = decision.status == "succeeded"
-        metrics.ATTEMPTS.labels(result="success" if succeeded else "failure").inc()
+        (_ATTEMPT_SUCCEEDED if succeeded else _ATTEMPT_FAILED).inc()
         return AttemptRecord(
             delivery_id=claim.delivery_id,
             webhook_id=claim.webhook_id,
@@ -499,7 +502,9 @@ class Worker:
 
     def _live_secrets(self, claim: Claim) -> list[str]:
         current = self._decrypt(claim.secret_enc)
-        previous = self._decrypt(claim.previous_secret_enc) if claim.previous_secret_enc else None
+        if not claim.previous_secret_enc:
+            return [current]  # no rotation under way: no clock to read
+        previous = self._decrypt(claim.previous_secret_enc)
         return live_secrets(current, previous, claim.previous_secret_expires_at, utcnow())
 
     def _decrypt(self, token: str) -> str:
