@@ -4,15 +4,16 @@ migrated databases, SQLite and PostgreSQL: every claim test runs on both forms o
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 
 from hookline.delivery import manager
-from hookline.delivery.manager import AttemptRecord, ClaimRequest
-from hookline.delivery.retry import Decision
+from hookline.delivery.manager import AttemptRecord, ClaimMemo, ClaimRequest
+from hookline.delivery.retry import ConnectFailed, Decision
 from hookline.delivery.sender import AttemptResult
 from hookline.domain import deliveries as deliveries_domain
 from hookline.storage.models import deliveries, events, webhooks, workers
@@ -459,3 +460,104 @@ async def test_concurrent_claims_on_postgresql_take_disjoint_rows_without_waitin
     assert not {c.delivery_id for c in first} & {c.delivery_id for c in second}
     rows = await env.deliveries()
     assert sorted(r.leased_by for r in rows) == ["w1"] * 4 + ["w2"] * 2
+
+
+async def test_a_batch_of_outcomes_sets_each_delivery_and_stores_each_attempt(env: Env) -> None:
+    """One batch (PostgreSQL: one statement per table over arrays) with a success, a retry
+    (an error, no status code), a final failure and a lease taken over: each row gets its own
+    values, NULLs included, and only this worker's leases change."""
+    account = await env.account()
+    await env.webhook(account, URL)
+    for _ in range(4):
+        await env.event(account)
+    dispatched = await manager.dispatch_events(env.db, now=utcnow())
+    assert (dispatched.events, dispatched.deliveries) == (4, 4)
+    ok, retry, failed, lost = await manager.claim_due(env.db, request())
+    await env.set_delivery(lost.delivery_id, leased_by="other")
+    retry_record = replace(
+        record(retry, None, Decision("pending", delay=60)),
+        result=AttemptResult(
+            started_at=utcnow(), duration_ms=3, error=ConnectFailed("refused"), response_body=None
+        ),
+    )
+    batch = [
+        record(ok, 204, Decision("succeeded")),
+        retry_record,
+        record(failed, 500, Decision("failed")),
+        record(lost, 204, Decision("succeeded")),
+    ]
+    await manager.record_outcomes(env.db, "w1", batch, now=utcnow(), disable_after=DAY)
+
+    rows = {row.id: row for row in await env.deliveries()}
+    state = {
+        key: (rows[c.delivery_id].status, rows[c.delivery_id].attempts)
+        for key, c in (("ok", ok), ("retry", retry), ("failed", failed), ("lost", lost))
+    }
+    assert state == {
+        "ok": ("succeeded", 1),
+        "retry": ("pending", 1),
+        "failed": ("failed", 1),
+        "lost": ("pending", 0),
+    }
+    assert rows[retry.delivery_id].next_attempt_at == retry_record.next_attempt_at
+    assert rows[retry.delivery_id].last_error == "connection failed: refused"
+    assert rows[retry.delivery_id].last_status_code is None
+    assert rows[failed.delivery_id].last_status_code == 500
+    assert rows[ok.delivery_id].leased_by is None
+    assert rows[lost.delivery_id].leased_by == "other"
+    [attempt] = await env.attempts(retry.delivery_id)
+    assert (attempt.status_code, attempt.succeeded) == (None, False)
+    assert attempt.error == "connection failed: refused"
+    assert (attempt.duration_ms, attempt.response_body) == (3, None)
+    [attempt] = await env.attempts(ok.delivery_id)
+    assert (attempt.status_code, attempt.succeeded, attempt.response_body) == (204, True, "ok")
+    assert len(await env.attempts(lost.delivery_id)) == 1
+
+
+async def test_dispatch_numbers_a_batch_for_the_stream_in_event_order(env: Env) -> None:
+    account = await env.account()
+    await env.webhook(account, URL)
+    made = [await env.event(account) for _ in range(3)]
+    await manager.dispatch_events(env.db, now=utcnow())
+    await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    async with env.db.read() as conn:
+        mine = select(events.c.id, events.c.stream_seq).where(events.c.account_id == account)
+        seqs = (await conn.execute(mine)).all()
+    numbered = dict(seqs)
+    first = [numbered[event] for event in made]
+    assert first == sorted(first) and len(set(numbered.values())) == 4
+    assert sorted(numbered.values()) == list(range(first[0], first[0] + 4))
+
+
+async def test_rate_limited_work_found_beside_a_claim_is_taken_with_the_slots_left(
+    env: Env,
+) -> None:
+    """A worker whose last look found no rate-limited work looks beside the next claim (on
+    PostgreSQL concurrently): what the look finds is claimed in the same round if slots are
+    left, and first from the next round on (the memo), so it never waits for a free round."""
+    account = await env.account()
+    plain, _ = await env.webhook(account, URL)
+    limited, _ = await env.webhook(account, URL)
+    async with env.db.begin() as conn:
+        await conn.execute(update(webhooks).where(webhooks.c.id == limited).values(rate_limit=100))
+    for _ in range(3):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    memo = ClaimMemo(rate_limited_due=False)
+
+    first = await manager.claim_due(env.db, replace(request(limit=4), memo=memo))
+    taken = sorted(c.webhook_id for c in first)
+    if env.db.is_sqlite:  # one writer: the rate-limited ones are always looked at first
+        assert taken == sorted([limited] * 3 + [plain])
+    else:  # the three plain ones, and the slot left for the rate-limited webhook
+        assert taken == sorted([plain] * 3 + [limited])
+        assert memo.rate_limited_due  # it looks first next round
+    assert all(c.not_before is not None for c in first if c.webhook_id == limited)
+
+    await env.event(account)
+    await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    second = await manager.claim_due(env.db, replace(request(limit=1), memo=memo))
+    # One slot: the rate-limited webhook's delivery goes first.
+    assert [c.webhook_id for c in second] == [limited]

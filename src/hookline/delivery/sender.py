@@ -33,6 +33,9 @@ from hookline.settings import Settings
 from hookline.timeutil import utcnow
 
 RESPONSE_BODY_LIMIT = 4096
+# Parsed URLs (and the literal-address verdict) of recent webhooks: parsing every attempt's
+# URL again cost as much as signing it. Cleared whole when full (a few hundred bytes each).
+URL_CACHE_SIZE = 4096
 KEEPALIVE_SECONDS = 30.0
 DNS_CACHE_SECONDS = 10
 
@@ -94,6 +97,7 @@ class Sender:
         self._total_timeout = settings.delivery_total_timeout
         self._limit = settings.delivery_concurrency
         self._session: aiohttp.ClientSession | None = None
+        self._urls: dict[str, URL | DeliveryError] = {}
 
     async def start(self) -> None:
         if self._session is not None:
@@ -130,9 +134,11 @@ class Sender:
         retry_after: str | None = None
         error: DeliveryError | None = None
         try:
-            error = None if self._allow_private else _literal_host_error(url)
-            if error is None:
-                status, excerpt, retry_after = await self._post(url, headers, body)
+            target = self._target(url)
+            if isinstance(target, URL):
+                status, excerpt, retry_after = await self._post(target, headers, body)
+            else:
+                error = target
         except aiohttp.ConnectionTimeoutError:
             error = AttemptTimedOut(f"could not connect within {self._connect_timeout:g}s")
         except TimeoutError:
@@ -152,8 +158,29 @@ class Sender:
             retry_after=retry_after,
         )
 
+    def _target(self, url: str) -> URL | DeliveryError:
+        """The parsed URL to POST to, or why not (an IP-literal host the guard refuses, an
+        unparseable URL); cached by URL. Names are still resolved and checked per connection
+        (``GuardedResolver``): only the literal's verdict, which cannot change, is cached."""
+        found = self._urls.get(url)
+        if found is None:
+            found = self._parse_target(url)
+            if len(self._urls) >= URL_CACHE_SIZE:
+                self._urls.clear()
+            self._urls[url] = found
+        return found
+
+    def _parse_target(self, url: str) -> URL | DeliveryError:
+        error = None if self._allow_private else _literal_host_error(url)
+        if error is not None:
+            return error
+        try:
+            return URL(url)
+        except (ValueError, TypeError) as exc:
+            return InvalidTarget(str(exc) or "cannot parse the url")
+
     async def _post(
-        self, url: str, headers: Mapping[str, str], body: bytes
+        self, url: URL, headers: Mapping[str, str], body: bytes
     ) -> tuple[int, bytes | None, str | None]:
         if self._session is None:
             raise RuntimeError("Sender.start() was not called")

@@ -33,7 +33,7 @@ from typing import Any
 from hookline import ids, metrics, supervisor, tracing
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import manager, notify
-from hookline.delivery.manager import AttemptRecord, Claim, ClaimRequest
+from hookline.delivery.manager import AttemptRecord, Claim, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import (
     DeliveryError,
     RandomSource,
@@ -66,6 +66,9 @@ BODY_CACHE_SIZE = 2048
 SECRET_CACHE_SIZE = 1024
 LISTEN_RETRY_SECONDS = 5.0
 ERROR_BACKOFF_SECONDS = 1.0
+# The two children of the attempts counter, looked up once rather than per attempt.
+_ATTEMPT_SUCCEEDED = metrics.ATTEMPTS.labels(result="success")
+_ATTEMPT_FAILED = metrics.ATTEMPTS.labels(result="failure")
 
 
 class SigningFailed(DeliveryError):
@@ -146,6 +149,7 @@ class Worker:
         self._slots_exhausted = False
         self._saturated: frozenset[str] = frozenset()
         self._held: set[str] = set()
+        self._claim_memo = ClaimMemo()
         self._results: list[AttemptRecord] = []
         self._listening = False
         self._bodies = _LRU(BODY_CACHE_SIZE)
@@ -301,9 +305,10 @@ class Worker:
                 continue  # an outbox backlog: keep going without waiting
             if self._claim_more_now(request, claims):
                 continue
-            timeout = min(
-                await self._idle_timeout(request.now), self._next_dispatch_in(loop.time())
-            )
+            # Every send slot busy: nothing can be claimed before one frees, and a freed one
+            # wakes this loop (_slot_awaited), so the next due time is not worth a query.
+            idle = self._poll if self._slots_exhausted else await self._idle_timeout(request.now)
+            timeout = min(idle, self._next_dispatch_in(loop.time()))
             self._looks_again_at = loop.time() + timeout
             await _wait(self._wake, timeout)
 
@@ -368,6 +373,7 @@ class Worker:
             limit=free,
             per_endpoint=self.settings.delivery_per_endpoint_concurrency,
             busy=dict(self._busy),
+            memo=self._claim_memo,
         )
 
     async def _idle_timeout(self, claimed_at: datetime) -> float:
@@ -469,7 +475,7 @@ class Worker:
         if decision.delay is not None:
             next_at = finished + timedelta(seconds=decision.delay)
         succeeded = decision.status == "succeeded"
-        metrics.ATTEMPTS.labels(result="success" if succeeded else "failure").inc()
+        (_ATTEMPT_SUCCEEDED if succeeded else _ATTEMPT_FAILED).inc()
         return AttemptRecord(
             delivery_id=claim.delivery_id,
             webhook_id=claim.webhook_id,
@@ -496,7 +502,9 @@ class Worker:
 
     def _live_secrets(self, claim: Claim) -> list[str]:
         current = self._decrypt(claim.secret_enc)
-        previous = self._decrypt(claim.previous_secret_enc) if claim.previous_secret_enc else None
+        if not claim.previous_secret_enc:
+            return [current]  # no rotation under way: no clock to read
+        previous = self._decrypt(claim.previous_secret_enc)
         return live_secrets(current, previous, claim.previous_secret_expires_at, utcnow())
 
     def _decrypt(self, token: str) -> str:

@@ -1,0 +1,207 @@
+"""An interleaved A/B of the delivery worker: drain a preloaded outbox with each build.
+
+    python -m bench.deliveryab A=main B=. --backend sqlite,postgres --workers 1,2
+
+Variants are parsed as in ``bench.ab`` (``NAME=REV[:ENV=VALUE,...]``). Each round, for every
+backend and number of workers, every variant gets a fresh database with one webhook (to the
+receiver) and ``--events`` undispatched events, then ``--workers`` ``hookline worker``
+processes of its build (one: the server core; two: one per core, as in ``bench.delivery``).
+The figures are the receipts' rate (first to last receipt) and the workers' CPU per delivery
+from the first receipt on (start-up excluded), medians over ``BENCH_ROUNDS`` (default 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import tempfile
+import time
+from collections import defaultdict
+from contextlib import ExitStack
+from pathlib import Path
+
+from tests.support.postgres import running_postgres
+
+from bench.ab import Variant, _source
+from bench.delivery import (
+    api_only_server,
+    cpu_seconds,
+    create_webhook,
+    preload_events,
+    receiver_stats,
+    wait_received,
+)
+from bench.env import hookline_env, pin_postgres, sqlite_url
+from bench.procs import (
+    LOAD_CORE,
+    SERVER_CORE,
+    Proc,
+    children_of,
+    start_module,
+    start_worker,
+)
+from bench.seed import seed_account
+from hookline.settings import Settings
+
+FIRST_RECEIPT_TIMEOUT = 60.0
+# BENCH_PROFILE=dir: py-spy (if installed) records the first worker of every drain there.
+PROFILE_DIR = os.environ.get("BENCH_PROFILE", "")
+
+
+def _profile(proc: Proc, name: str) -> subprocess.Popen[bytes]:
+    out = Path(PROFILE_DIR) / f"{name}.txt"
+    command = ["py-spy", "record", "--pid", str(proc.process.pid), "--format", "raw", "--gil"]
+    return subprocess.Popen(
+        [*command, "--rate", "200", "--output", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def _load_cpu(receiver: Proc, postmaster: int | None) -> float:
+    """CPU seconds so far of the receiver and PostgreSQL's live processes (the load core)."""
+    pids = [receiver.process.pid]
+    if postmaster is not None:
+        pids += [postmaster, *children_of(postmaster)]
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += cpu_seconds(pid)
+    return total
+
+
+def _drain(
+    url: str,
+    name: str,
+    receiver: Proc,
+    postmaster: int | None,
+    env: dict[str, str],
+    workers: int,
+    events: int,
+    work: Path,
+) -> tuple[float, float, int, float]:
+    """Deliveries/s, worker CPU µs per delivery, duplicates, and the receiver's and
+    PostgreSQL's CPU µs per delivery, of one drain."""
+    account = seed_account(Settings(database_url=url, secret_key="x"), name, 0)
+    api = api_only_server(url, work, f"api-{name}")
+    try:
+        create_webhook(api.base_url, account.api_key, f"{receiver.base_url}/{name}")
+    finally:
+        api.stop()
+    preload_events(url, account.account_id, events)
+    cores = [SERVER_CORE, LOAD_CORE]
+    started = [
+        start_worker(
+            f"worker-{name}-{i}",
+            env,
+            core=cores[i % 2] if workers > 1 else SERVER_CORE,
+            log_dir=work,
+        )
+        for i in range(workers)
+    ]
+    spy = _profile(started[0], name) if PROFILE_DIR else None
+    try:
+        deadline = time.monotonic() + FIRST_RECEIPT_TIMEOUT
+        while receiver_stats(receiver, name)["count"] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        cpu0 = sum(cpu_seconds(p.process.pid) for p in started)
+        load0 = _load_cpu(receiver, postmaster)
+        count0 = receiver_stats(receiver, name)["count"]
+        stats = wait_received(receiver, name, events)
+        cpu1 = sum(cpu_seconds(p.process.pid) for p in started)
+        load1 = _load_cpu(receiver, postmaster)
+    finally:
+        if spy is not None:
+            spy.send_signal(signal.SIGINT)
+            spy.wait(timeout=60)
+        for proc in started:
+            proc.stop()
+    span = stats["last"] - stats["first"] if stats["count"] > 1 else 0.0
+    rate = stats["count"] / span if span else 0.0
+    delivered = max(1, stats["count"] - count0)
+    per = (cpu1 - cpu0) * 1e6 / delivered
+    lost = events - stats["unique"]
+    if lost:
+        print(f"  {name}: {lost} LOST", flush=True)
+    return rate, per, stats["duplicates"], (load1 - load0) * 1e6 / delivered
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("variants", nargs="+", type=Variant.parse)
+    parser.add_argument("--backend", default="sqlite,postgres")
+    parser.add_argument("--workers", default="1")
+    parser.add_argument("--events", type=int, default=4000)
+    args = parser.parse_args()
+    backends = args.backend.split(",")
+    counts = [int(n) for n in args.workers.split(",")]
+    rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
+    work = Path(tempfile.mkdtemp(prefix="hookline-bench-dab-"))
+    runs: dict[tuple[str, int, str], list[tuple[float, float, int, float]]] = defaultdict(list)
+    try:
+        with ExitStack() as stack:
+            pg = stack.enter_context(running_postgres()) if "postgres" in backends else None
+            postmaster = None
+            if pg is not None:
+                pin_postgres(pg)
+                postmaster = int((pg.data_dir / "postmaster.pid").read_text().splitlines()[0])
+            receiver = start_module("receiver", "bench.receiver", core=LOAD_CORE, log_dir=work)
+            stack.callback(receiver.stop)
+            envs = {
+                v.name: dict(PYTHONPATH=str(_source(v.rev, work / "src")), **v.env)
+                for v in args.variants
+            }
+            for round_no in range(rounds):
+                names = [v.name for v in args.variants]
+                if round_no % 2:
+                    names.reverse()
+                for backend in backends:
+                    for workers in counts:
+                        for variant in names:
+                            tag = f"d{round_no}_{backend}_{workers}_{variant.lower()}"
+                            url = pg.create_database(tag) if backend == "postgres" and pg else ""
+                            url = url or sqlite_url(work, tag)
+                            env = hookline_env(
+                                url,
+                                HOOKLINE_DELIVERY_PER_ENDPOINT_CONCURRENCY="64",
+                                **envs[variant],
+                            )
+                            result = _drain(
+                                url, tag, receiver, postmaster, env, workers, args.events, work
+                            )
+                            runs[(backend, workers, variant)].append(result)
+                            print(
+                                f"  {tag}: {result[0]:,.0f}/s {result[1]:,.0f} µs/delivery"
+                                f" dup={result[2]} load core {result[3]:,.0f} µs/delivery",
+                                flush=True,
+                            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(
+        "| backend | workers | variant | deliveries/s | vs first | worker CPU µs/delivery"
+        " | receiver + PostgreSQL CPU µs/delivery |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for backend in backends:
+        for workers in counts:
+            base = args.variants[0].name
+            first = statistics.median(r[0] for r in runs[(backend, workers, base)])
+            for variant in [v.name for v in args.variants]:
+                got = runs[(backend, workers, variant)]
+                rate = statistics.median(r[0] for r in got)
+                cpu = statistics.median(r[1] for r in got)
+                load = statistics.median(r[3] for r in got)
+                print(
+                    f"| {backend} | {workers} | {variant} | {rate:,.0f} | {rate / first:.2f}x"
+                    f" | {cpu:,.0f} ({' '.join(f'{r[1]:.0f}' for r in got)}) | {load:,.0f} |"
+                )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
