@@ -256,7 +256,7 @@ def _hot_requests(draw: st.DrawFn) -> Request:
         method=method,
         target=target,
         auth=draw(st.sampled_from(["owner", "owner", "reader", "revoked"])),
-        content_type=draw(st.sampled_from(json_types)) if method == "POST" else None,
+        content_type=draw(st.sampled_from(json_types if method == "POST" else [None, *json_types])),
         body=draw(_body) if method == "POST" else None,
         request_id=draw(st.sampled_from([None, "req-fixed.1", "has space"])),
         idempotency_key=None,
