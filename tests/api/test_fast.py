@@ -137,8 +137,16 @@ _contact = st.fixed_dictionaries(
         "unknown": _value,
     },
 )
+_changes = st.fixed_dictionaries(
+    {},
+    optional={
+        name: _value
+        for name in ("first_name", "last_name", "phone_number", "email", "tags", "notes", "id")
+    },
+)
 _body = (
     _contact
+    | _changes
     | st.just(ADA)
     | st.sampled_from(
         [
@@ -178,6 +186,9 @@ _TARGETS = [
     ("GET", "/v1/contacts/00000000-0000-7000-8000-000000000000"),
     ("GET", "/v1/contacts/not-an-id"),
     ("GET", "/v1/contacts/%00"),
+    ("PATCH", "{own}"),
+    ("PATCH", "{strangers}"),
+    ("PATCH", "/v1/contacts/not-an-id"),
     ("PUT", "/v1/contacts"),
     ("DELETE", "/v1/contacts"),
 ]
@@ -241,6 +252,9 @@ def _requests(draw: st.DrawFn) -> Request:
 
 _HOT_TARGETS = [
     ("POST", "/v1/contacts"),
+    ("PATCH", "{own}"),
+    ("PATCH", "{strangers}"),
+    ("PATCH", "/v1/contacts/00000000-0000-7000-8000-000000000000"),
     ("GET", "{own}"),
     ("GET", "{strangers}"),
     ("GET", "/v1/contacts/00000000-0000-7000-8000-000000000000"),
@@ -256,8 +270,8 @@ def _hot_requests(draw: st.DrawFn) -> Request:
         method=method,
         target=target,
         auth=draw(st.sampled_from(["owner", "owner", "reader", "revoked"])),
-        content_type=draw(st.sampled_from(json_types if method == "POST" else [None, *json_types])),
-        body=draw(_body) if method == "POST" else None,
+        content_type=draw(st.sampled_from(json_types if method != "GET" else [None, *json_types])),
+        body=draw(_changes | _body) if method != "GET" else None,
         request_id=draw(st.sampled_from([None, "req-fixed.1", "has space"])),
         idempotency_key=None,
         extra=(),
@@ -379,6 +393,8 @@ HOT = [
     Request("POST", "/v1/contacts", "owner", "application/json", ADA, None, None, ()),
     Request("POST", "/v1/contacts", "owner", "application/json", ADA, "req-1", None, ()),
     Request("GET", "{own}", "owner", None, None, None, None, ()),
+    Request("PATCH", "{own}", "owner", "application/json", {"notes": "n"}, None, None, ()),
+    Request("PATCH", "{strangers}", "owner", "application/json", {}, None, None, ()),
     Request("GET", "{strangers}", "owner", None, None, "req-2", None, ()),
     Request(
         "GET",

@@ -45,7 +45,7 @@ async def create_contact(
     return await created(db, auth.account_id, body)
 
 
-# The two handlers below are also what api.fast answers with, after its own checks.
+# These handlers (and ``updated``) are also what api.fast answers with, after its own checks.
 async def created(db: Database, account_id: str, body: ContactCreate) -> JSONResponse:
     """The contact and its ``contact.created`` event, committed; the 201 that says so."""
     contact, rows = domain.contact_creation(account_id, body.provided())
@@ -132,8 +132,15 @@ async def update_contact(
     body: ContactUpdate,
     db: DB,
 ) -> JSONResponse:
+    return await updated(db, auth.account_id, contact_id, body)
+
+
+async def updated(
+    db: Database, account_id: str, contact_id: str, body: ContactUpdate
+) -> JSONResponse:
+    """The merge-patch applied (its ``contact.updated`` event with it, if anything changed)."""
     async with db.begin() as conn:
-        contact = await domain.update_contact(conn, auth.account_id, contact_id, body.provided())
+        contact = await domain.update_contact(conn, account_id, contact_id, body.provided())
     if contact is None:
         raise _not_found(contact_id)
     return JSONResponse(contact)

@@ -4,8 +4,10 @@
 the full app each passes five middlewares (metrics, rate-limit headers, request context, body
 guard, Starlette's exception layer), the router's scan of every route, a ``Request`` and the
 route's plan: about a third of a POST's CPU before any of its own work (docs/benchmarks.md,
-tenth round). This layer, outermost but for tracing, does that work once, for the requests it
-is sure of, and calls the very handlers the routes call (``api.contacts.created``, ``found``).
+tenth round). This layer, in front of the whole app (FastAPI's own outer layers included),
+does that work once, for the requests it is sure of, and calls the very handlers the routes
+call (``api.contacts.created``, ``found``, ``updated``). ``PATCH /v1/contacts/{contact_id}``
+is answered the same way.
 
 It is safe by construction rather than by re-implementing every rule: it answers a request only
 when everything the full app would check first is known to pass, and it decides that before
@@ -14,11 +16,11 @@ any side effect. Anything else goes to the full app untouched (the body it read 
 * the head: the method and path of a hot route (the contact id of the shape ids have), no query
   string, no ``root_path``, HTTP/1.1 with one Host and a head within the limit, no header that
   the routes read repeated, no ``Idempotency-Key`` (the guard lives in the full app), no
-  ``Transfer-Encoding``; for the POST a ``Content-Length`` within the body limit and a JSON
-  ``Content-Type``, for the GET no ``Content-Length``; a ``Bearer`` key of the right shape;
-* the body (POST): read whole, nested no deeper than the body guard allows, valid as
-  ``ContactCreate`` (these are pure, so the order in which the full app runs them, after the
-  key, changes nothing);
+  ``Transfer-Encoding``; for a POST or PATCH a ``Content-Length`` within the body limit and a
+  JSON ``Content-Type``, for a GET no ``Content-Length``; a ``Bearer`` key of the right shape;
+* the body (POST, PATCH): read whole, nested no deeper than the body guard allows, valid as
+  ``ContactCreate`` or ``ContactUpdate`` (these are pure, so the order in which the full app
+  runs them, after the key, changes nothing);
 * the key: it exists, is live and has the route's scope (a read, no side effect).
 
 Only then does it charge the key's rate-limit budget, and from there it answers everything
@@ -38,10 +40,11 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -58,7 +61,7 @@ from hookline.errors import ApiError, Unauthenticated
 from hookline.limits.http import MAX_HEAD_BYTES, head_bytes
 from hookline.limits.ratelimit import RateLimiter, RateLimitState, key_identity, over_budget
 from hookline.metrics import observe_request
-from hookline.schemas.contacts import ContactCreate
+from hookline.schemas.contacts import ContactCreate, ContactUpdate
 from hookline.storage.db import Database
 
 # The headers this layer reads; a request repeating any of them goes to the full app, whose
@@ -94,22 +97,27 @@ def _read_once(scope: Scope) -> dict[bytes, bytes] | None:
 class _Hot:
     """A request this layer may answer, as far as its head tells."""
 
+    method: str
     route: str  # the template, as the metrics label it
     scope_needed: str
     token: str
     client_request_id: str | None
-    contact_id: str | None  # GET only
+    contact_id: str | None  # GET and PATCH
+
+
+_NEEDED = {"POST": "contacts:write", "GET": "contacts:read", "PATCH": "contacts:write"}
 
 
 def _hot_route(scope: Scope, max_body_bytes: int) -> _Hot | None:
     method, path = scope["method"], scope["path"]
+    contact_id: str | None = None
     if method == "POST" and path == _CONTACTS:
-        route, needed, contact_id = _CONTACTS, "contacts:write", None
-    elif method == "GET" and path.startswith(_CONTACT_PREFIX):
+        route = _CONTACTS
+    elif method in ("GET", "PATCH") and path.startswith(_CONTACT_PREFIX):
         contact_id = path[len(_CONTACT_PREFIX) :]
         if not _CONTACT_ID.fullmatch(contact_id):
             return None
-        route, needed = _CONTACT_PREFIX + "{contact_id}", "contacts:read"
+        route = _CONTACT_PREFIX + "{contact_id}"
     else:
         return None
     if scope.get("query_string") or scope.get("root_path") or scope.get("http_version") != "1.1":
@@ -128,8 +136,9 @@ def _hot_route(scope: Scope, max_body_bytes: int) -> _Hot | None:
         return None
     request_id = headers.get(b"x-request-id")
     return _Hot(
+        method=method,
         route=route,
-        scope_needed=needed,
+        scope_needed=_NEEDED[method],
         token=token,
         client_request_id=request_id.decode("latin-1") if request_id is not None else None,
         contact_id=contact_id,
@@ -137,8 +146,8 @@ def _hot_route(scope: Scope, max_body_bytes: int) -> _Hot | None:
 
 
 def _body_declared_as(method: str, headers: dict[bytes, bytes], max_body_bytes: int) -> bool:
-    """A POST declares a JSON body within the limit; a GET declares none (its Content-Type,
-    which clients often send on every request, is read by nobody)."""
+    """A POST or PATCH declares a JSON body within the limit; a GET declares none (its
+    Content-Type, which clients often send on every request, is read by nobody)."""
     length = headers.get(b"content-length")
     if method == "GET":
         return length is None
@@ -163,6 +172,18 @@ def _disconnected() -> Receive:
 
 
 Answer = Callable[[AuthContext], Awaitable[Response]]
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def _valid(model: type[Model], body: bytes) -> Model | None:
+    """The body as ``model``, if the body guard and the route would both accept it."""
+    if json_too_deep(body, MAX_JSON_DEPTH):
+        return None
+    try:
+        valid = validate_body(model, body)
+    except (RequestValidationError, ValueError, RecursionError):
+        return None
+    return valid if isinstance(valid, model) else None
 
 
 class FastPathApp(FastAPI):
@@ -207,15 +228,15 @@ class FastPath:
             return
         body = b""
         answer: Answer | None
-        if hot.contact_id is not None:
-            answer = self._reading(hot.contact_id)
+        if hot.method == "GET":
+            answer = self._reading(hot.contact_id or "")
         else:
             try:
                 body = await read_body(receive)
             except ClientGone:
                 await self.full(scope, _disconnected(), send)
                 return
-            answer = self._creation(body)
+            answer = self._writing(hot, body)
         context = await self._authorised(hot) if answer is not None else None
         if answer is None or context is None:
             await self.full(scope, replay_body(body, receive), send)
@@ -233,21 +254,26 @@ class FastPath:
             return None
         return context
 
-    def _creation(self, body: bytes) -> Answer | None:
-        """The POST's handler, if its body is one the full app would accept."""
-        if json_too_deep(body, MAX_JSON_DEPTH):
-            return None
-        try:
-            contact = validate_body(ContactCreate, body)
-        except (RequestValidationError, ValueError, RecursionError):
-            return None
-        assert isinstance(contact, ContactCreate)
+    def _writing(self, hot: _Hot, body: bytes) -> Answer | None:
+        """The POST's or PATCH's handler, if its body is one the full app would accept."""
         db: Database = self.state.db
+        if hot.contact_id is None:
+            created = _valid(ContactCreate, body)
+            if created is None:
+                return None
 
-        async def create(context: AuthContext) -> Response:
-            return await contacts.created(db, context.account_id, contact)
+            async def create(context: AuthContext) -> Response:
+                return await contacts.created(db, context.account_id, created)
 
-        return create
+            return create
+        contact_id, changes = hot.contact_id, _valid(ContactUpdate, body)
+        if changes is None:
+            return None
+
+        async def update(context: AuthContext) -> Response:
+            return await contacts.updated(db, context.account_id, contact_id, changes)
+
+        return update
 
     def _reading(self, contact_id: str) -> Answer:
         db: Database = self.state.db
