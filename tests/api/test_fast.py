@@ -15,11 +15,13 @@ import asyncio
 import json
 import logging
 import re
+import sqlite3
 from collections.abc import Coroutine, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import asyncpg
 import httpx
 import orjson
 import pytest
@@ -455,3 +457,57 @@ def test_past_the_budget_both_answer_the_same_429(
             _assert_alike(full, fast)
             statuses.append(fast.status)
     assert statuses[:4] == [201, 200, 201, 200] and statuses[4:] == [429, 429]
+
+
+def _rename_table(url: str, old: str, new: str) -> None:
+    """A real fault under real requests: a table the requests use is gone (or back)."""
+    statement = f"ALTER TABLE {old} RENAME TO {new}"
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as raw:
+            raw.execute(statement)
+        return
+
+    async def rename() -> None:
+        raw = await asyncpg.connect(url)
+        try:
+            await raw.execute(statement)
+        finally:
+            await raw.close()
+
+    asyncio.run(rename())
+
+
+def test_a_crash_in_the_handler_is_answered_as_the_full_app_answers_it(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> None:
+    url = make_database_url(backend, tmp_path_factory.mktemp("fast-crash"), request)
+    patch = Request("PATCH", "{own}", "owner", "application/json", {"notes": "n"}, None, None, ())
+    for broken in _pair(url):
+        _rename_table(url, "contacts", "contacts_gone")
+        try:
+            for sent in [HOT[0], HOT[2], patch]:
+                before = broken.answered()
+                full, fast = broken.run(_both(broken, sent))
+                _assert_alike(full, fast)
+                assert broken.answered() == before + 1  # answered by the fast path itself
+                assert fast.status in (500, 503) and b"contacts_gone" not in fast.body
+        finally:
+            _rename_table(url, "contacts_gone", "contacts")
+
+
+def test_a_failing_key_look_up_is_left_to_the_full_app(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> None:
+    """Before the rate-limit charge nothing is answered by the fast path, a crash included."""
+    url = make_database_url(backend, tmp_path_factory.mktemp("fast-keys"), request)
+    for broken in _pair(url):
+        _rename_table(url, "api_keys", "api_keys_gone")
+        try:
+            for sent in [HOT[0], HOT[2]]:
+                before = broken.answered()
+                full, fast = broken.run(_both(broken, sent))
+                _assert_alike(full, fast)
+                assert broken.answered() == before
+                assert fast.status in (500, 503)
+        finally:
+            _rename_table(url, "api_keys_gone", "api_keys")
