@@ -16,6 +16,7 @@ import json
 import logging
 import re
 import sqlite3
+import uuid
 from collections.abc import Coroutine, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -232,7 +233,11 @@ class Request:
             headers.append(("content-type", self.content_type))
         if self.request_id is not None:
             headers.append(("x-request-id", self.request_id))
-        if self.idempotency_key is not None:
+        if self.idempotency_key == "fresh":
+            # A key of its own for each send: both apps share one database, and the second
+            # would otherwise get the first one's replay.
+            headers.append(("idempotency-key", f"key-{uuid.uuid4()}"))
+        elif self.idempotency_key is not None:
             headers.append(("idempotency-key", self.idempotency_key))
         return headers + list(self.extra)
 
@@ -247,7 +252,7 @@ def _requests(draw: st.DrawFn) -> Request:
         content_type=draw(st.sampled_from(_CONTENT_TYPES)),
         body=draw(_body),
         request_id=draw(st.sampled_from([None, "req-fixed.1", "has space", "x" * 129])),
-        idempotency_key=draw(st.sampled_from([None, None, None, "key-1", "", "k\x7f"])),
+        idempotency_key=draw(st.sampled_from([None, None, None, "fresh", "", "k\x7f"])),
         extra=draw(st.sampled_from([(), (("x-filler", "z" * 17000),), (("host", "b.test"),)])),
     )
 

@@ -23,7 +23,8 @@ any side effect. Anything else goes to the full app untouched (the body it read 
   runs them, after the key, changes nothing);
 * the key: it exists, is live and has the route's scope (a read, no side effect).
 
-Only then does it charge the key's rate-limit budget, and from there it answers everything
+Only then does it charge the key's rate-limit budget (a limiter that fails leaves the request
+to the full app too), and from there it answers everything
 itself, exactly as the full app would: the 429 past the budget, the handler's response or its
 ``ApiError`` (the 404 of an unknown contact), and the 500/503 of an unexpected exception, each
 with ``X-Request-Id`` and the ``RateLimit`` headers in the full app's order, one metrics sample
@@ -164,6 +165,13 @@ def _well_formed_key(header: bytes | None) -> str | None:
         return None
 
 
+async def _send_whole(
+    send: Send, status: int, headers: list[tuple[bytes, bytes]], body: bytes
+) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
 def _disconnected() -> Receive:
     async def receive() -> Message:
         return {"type": "http.disconnect"}
@@ -238,10 +246,20 @@ class FastPath:
                 return
             answer = self._writing(hot, body)
         context = await self._authorised(hot) if answer is not None else None
-        if answer is None or context is None:
+        limit = await self._charged(context) if context is not None else None
+        if answer is None or context is None or limit is None:
             await self.full(scope, replay_body(body, receive), send)
             return
-        await self._answer(scope, send, hot, context, answer, started)
+        await self._answer(scope, send, hot, context, limit, answer, started)
+
+    async def _charged(self, context: AuthContext) -> RateLimitState | None:
+        """The key's budget, charged with this request. A limiter that fails (it fails open
+        on its own when its storage is down) leaves the request to the full app, uncharged."""
+        limiter: RateLimiter = self.state.rate_limiter
+        try:
+            return await limiter.hit(key_identity(context))
+        except Exception:
+            return None
 
     async def _authorised(self, hot: _Hot) -> AuthContext | None:
         """The key's context if it is live and has the route's scope. Any failure (a database
@@ -289,6 +307,7 @@ class FastPath:
         send: Send,
         hot: _Hot,
         context: AuthContext,
+        limit: RateLimitState,
         answer: Answer,
         started: float,
     ) -> None:
@@ -299,26 +318,22 @@ class FastPath:
         state: dict[str, Any] = scope.setdefault("state", {})
         state["request_id"] = request_id
         state["account_id"] = context.account_id
-        limiter: RateLimiter = self.state.rate_limiter
-        limit = await limiter.hit(key_identity(context))
-        trailer = [(b"x-request-id", request_id.encode()), *limit.headers(limiter.policy_header)]
+        policy: bytes = self.state.rate_limiter.policy_header
+        trailer = [(b"x-request-id", request_id.encode()), *limit.headers(policy)]
         status = 500
         sent = False
         try:
             status, headers, body = await self._respond(scope, context, answer, limit)
             sent = True  # from here on, a failure is the transport's: nothing else can be said
-            headers.extend(trailer)
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            await _send_whole(send, status, [*headers, *trailer], body)
         except Exception as exc:
             if sent:
                 raise
+            # As RequestContext answers it: a complete answer keeps the connection usable.
             error = error_for_unexpected(exc, scope["method"], scope["path"])
             status = error.status_code
             headers, body = error_message(error, request_id, close=False)
-            headers.extend(trailer)
-            await send({"type": "http.response.start", "status": status, "headers": headers})
-            await send({"type": "http.response.body", "body": body})
+            await _send_whole(send, status, [*headers, *trailer], body)
         finally:
             log_request(scope, state, status, started)
             observe_request(scope["method"], hot.route, status, started)
