@@ -1,5 +1,7 @@
 """``storage.connector``: SQLite reads run inline, but each lets the tasks already waiting run
-first, so one read-only request cannot hold the others until it has answered."""
+first, so one read-only request cannot hold the others until it has answered. Concurrent
+``commit_rows`` share one commit (on PostgreSQL one round trip), each caller's rows still all or
+nothing; PostgreSQL's pool serves waiting callers in order."""
 
 from __future__ import annotations
 
@@ -10,11 +12,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from hookline.domain import contacts as contacts_domain
+from hookline.storage import connector as connector_module
+from hookline.storage.connector import IntegrityError, PostgresConnector
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
-from hookline.storage.models import accounts
-from hookline.storage.statements import Query
-from tests.conftest import make_settings
+from hookline.storage.models import accounts, contacts, events
+from hookline.storage.statements import JointRows, Query
+from tests.conftest import Account, make_settings, new_account
+from tests.support.postgres import PostgresServer
 
 _ANY_ACCOUNT = Query(select(accounts.c.id).limit(1))
 
@@ -50,3 +56,203 @@ async def test_a_read_lets_the_waiting_tasks_run_first(
     order.append("read done")
     await task
     assert order == ["waiting task", "read done"]
+
+
+# PostgreSQL: concurrent commit_rows share a round trip; the pool serves callers in order.
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def rows_db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Database]:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'rows.db'}"
+    else:
+        url = request.getfixturevalue("pg_server").create_database()
+    database = Database(make_settings(url, db_pool_size=2))
+    await upgrade_to_head(database)
+    yield database
+    await database.dispose()
+
+
+def _creation(account_id: str, n: int) -> JointRows:
+    _contact, joint = contacts_domain.contact_creation(
+        account_id, {"first_name": f"Ada {n}", "phone_number": "+15551234567"}
+    )
+    return joint
+
+
+def _stored_contacts(database: Database) -> Callable[[], Awaitable[set[str]]]:
+    async def stored() -> set[str]:
+        async with database.read() as conn:
+            rows = await conn.execute(select(contacts.c.id))
+            events_of = await conn.execute(
+                select(events.c.data).where(events.c.type == "contact.created")
+            )
+        contact_ids = {row.id for row in rows}
+        assert contact_ids == {event.data["id"] for event in events_of}  # each with its event
+        return contact_ids
+
+    return stored
+
+
+@pytest.fixture
+async def rows_account(rows_db: Database) -> Account:
+    return await new_account(rows_db)
+
+
+@pytest.fixture
+def commits(rows_db: Database, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per commit of ``commit_rows`` callers' rows (on PostgreSQL, the number of
+    callers in it; on SQLite, the batch's units)."""
+    counted: list[int] = []
+    if rows_db.is_sqlite:
+        commit = connector_module._Batch.commit
+
+        async def counted_commit(batch: connector_module._Batch) -> None:
+            counted.append(batch.units)
+            await commit(batch)
+
+        monkeypatch.setattr(connector_module._Batch, "commit", counted_commit)
+        return counted
+    insert_all = connector_module._JointGroupCommit._insert_all
+
+    async def counted_insert(
+        self: connector_module._JointGroupCommit, joints: list[JointRows]
+    ) -> None:
+        counted.append(len(joints))
+        await insert_all(self, joints)
+
+    monkeypatch.setattr(connector_module._JointGroupCommit, "_insert_all", counted_insert)
+    return counted
+
+
+async def test_concurrent_rows_share_a_commit_and_return_once_committed(
+    rows_db: Database, rows_account: Account, commits: list[int]
+) -> None:
+    joints = [_creation(rows_account.id, n) for n in range(40)]
+    stored = _stored_contacts(rows_db)
+
+    async def commit_then_look(joint: JointRows) -> None:
+        await rows_db.commit_rows(joint)
+        assert joint.rows[0]["id"] in await stored()  # returned: committed, event and all
+
+    await asyncio.gather(*(commit_then_look(joint) for joint in joints))
+    assert await stored() == {joint.rows[0]["id"] for joint in joints}
+    assert sum(commits) == 40 and len(commits) <= 3  # 40 callers queued together
+
+
+async def test_a_refused_row_fails_its_caller_only(
+    rows_db: Database, rows_account: Account
+) -> None:
+    joints = [_creation(rows_account.id, n) for n in range(6)]
+    contact_row, event_row = joints[3].rows
+    joints[3] = joints[3].insert.rows(contact_row, {**event_row, "account_id": "account-missing"})
+    results = await asyncio.gather(
+        *(rows_db.commit_rows(joint) for joint in joints), return_exceptions=True
+    )
+    assert [n for n, result in enumerate(results) if result is not None] == [3]
+    assert isinstance(results[3], IntegrityError)
+    assert await _stored_contacts(rows_db)() == {
+        joint.rows[0]["id"] for n, joint in enumerate(joints) if n != 3
+    }
+
+
+async def test_a_cancelled_caller_does_not_fail_the_batch(
+    rows_db: Database, rows_account: Account
+) -> None:
+    joints = [_creation(rows_account.id, n) for n in range(8)]
+    tasks = [asyncio.ensure_future(rows_db.commit_rows(joint)) for joint in joints]
+    await asyncio.sleep(0)  # every caller queued
+    tasks[0].cancel()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert isinstance(results[0], asyncio.CancelledError)
+    assert results[1:] == [None] * 7
+    stored = await _stored_contacts(rows_db)()
+    assert {joint.rows[0]["id"] for joint in joints[1:]} <= stored
+
+
+async def test_rows_and_units_share_the_sqlite_writer(tmp_path: Path) -> None:
+    """``commit_rows`` callers and ``begin()`` blocks queued together: each block's work and
+    each caller's rows are committed, and a failing block rolls back alone."""
+    database = Database(make_settings(f"sqlite:///{tmp_path / 'mixed.db'}"))
+    await upgrade_to_head(database)
+    try:
+        account = await new_account(database)
+        joints = [_creation(account.id, n) for n in range(10)]
+
+        async def block(n: int) -> None:
+            async with database.begin() as conn:
+                await contacts_domain.create_contact(
+                    conn, account.id, {"first_name": f"Block {n}", "phone_number": "+15551234567"}
+                )
+                if n % 2:
+                    raise RuntimeError("this block fails after its write")
+
+        results = await asyncio.gather(
+            *(database.commit_rows(joint) for joint in joints[:5]),
+            *(block(n) for n in range(4)),
+            *(database.commit_rows(joint) for joint in joints[5:]),
+            return_exceptions=True,
+        )
+        assert [type(result).__name__ for result in results] == ["NoneType"] * 5 + [
+            "NoneType",
+            "RuntimeError",
+            "NoneType",
+            "RuntimeError",
+        ] + ["NoneType"] * 5
+        async with database.read() as conn:
+            names = {row.first_name for row in await conn.execute(select(contacts.c.first_name))}
+        assert names == {f"Ada {n}" for n in range(10)} | {"Block 0", "Block 2"}
+        assert len(await _stored_contacts(database)()) == 12  # and each with its event
+    finally:
+        await database.dispose()
+
+
+async def test_an_unreachable_database_fails_every_caller_of_the_batch() -> None:
+    """Nobody waits for ever on a batch that could not be sent; each caller gets the error
+    (the API turns it into a 503, ``storage.outage``)."""
+    database = Database(make_settings("postgresql+asyncpg://hookline@127.0.0.1:9/nowhere"))
+    try:
+        joints = [_creation("account-any", n) for n in range(5)]
+        results = await asyncio.wait_for(
+            asyncio.gather(*(database.commit_rows(j) for j in joints), return_exceptions=True),
+            timeout=10,
+        )
+        assert all(isinstance(result, OSError) for result in results), results
+    finally:
+        await database.dispose()
+
+
+async def test_the_pool_serves_waiting_callers_in_order(pg_server: PostgresServer) -> None:
+    """A caller that asks for a connection while one is being given back goes behind the
+    callers already waiting: asyncpg's own pool hands it to whichever asks first after the
+    release, and a waiter that lost that race waited again at the back of its queue. The
+    newcomer asks after 0-5 turns of the loop, to land in every step of the release."""
+    database = Database(make_settings(pg_server.create_database(), db_pool_size=1))
+    await upgrade_to_head(database)
+    connector = database.connector
+    assert isinstance(connector, PostgresConnector)
+
+    async def read(served: list[str], name: str, turns: int = 0) -> None:
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        async with connector.read() as conn:
+            served.append(name)
+            await conn.execute(_ANY_ACCOUNT)
+
+    try:
+        for turns in range(6):
+            served: list[str] = []
+            holders = [connector.read(), connector.read()]  # both of the pool's connections
+            for holder in holders:
+                await holder.__aenter__()
+            waiting = [asyncio.ensure_future(read(served, f"waiter {n}")) for n in range(3)]
+            await asyncio.sleep(0.02)
+            assert served == []
+            releasing = asyncio.ensure_future(holders[0].__aexit__(None, None, None))
+            newcomer = asyncio.ensure_future(read(served, "newcomer", turns))
+            await releasing
+            await holders[1].__aexit__(None, None, None)
+            await asyncio.gather(*waiting, newcomer)
+            assert served == ["waiter 0", "waiter 1", "waiter 2", "newcomer"], turns
+    finally:
+        await database.dispose()

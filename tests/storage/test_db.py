@@ -21,6 +21,7 @@ from hookline.storage.statements import JointRows, Query
 from hookline.timeutil import utcnow
 from tests.conftest import Account, make_settings, new_account
 from tests.support.postgres import PostgresServer
+from tests.support.waiting import eventually
 
 
 @pytest.fixture
@@ -140,12 +141,16 @@ async def test_a_pooled_read_is_one_round_trip(pg_server: PostgresServer) -> Non
         await database.fetch_one(_ACCOUNT_NAME, {"id": "warm-up"})  # opens the pool
         sent: list[str] = []
         assert isinstance(database.connector, PostgresConnector)
-        pool = await database.connector.pool()
-        async with pool.acquire() as conn:  # the pool's only connection
+        async with database.connector.connection() as conn:  # the pool's only idle connection
             conn.add_query_logger(lambda record: sent.append(record.query))
         sent.clear()
         for n in range(3):
             await database.fetch_one(_ACCOUNT_NAME, {"id": f"account-{n}"})
+
+        async def logged() -> list[str]:  # asyncpg calls its query loggers soon, not at once
+            return sent
+
+        await eventually(logged, lambda queries: len(queries) >= 3, what="3 queries logged")
         assert len(sent) == 3 and all(query.startswith("SELECT accounts.name") for query in sent)
     finally:
         await database.dispose()

@@ -16,10 +16,11 @@ connection here; it is the schema and the statement builder.
   writer (WAL). A read yields to the loop once before it starts (fairness under load:
   ``_let_others_run``), then runs start to finish without yielding, so no two ever overlap
   on that connection.
-* ``PostgresConnector``: one asyncpg pool. A transaction is asyncpg's own (``Connection.
-  transaction()``); a read, or a one-statement write, runs in autocommit, one round trip.
-  The pool skips asyncpg's reset query on release (nothing here changes session state; asyncpg
-  still rolls back a transaction left open), which would be a second round trip per read.
+* ``PostgresConnector``: one pool of asyncpg connections (``storage.pgpool``). A transaction is
+  asyncpg's own (``Connection.transaction()``); a read, or a one-statement write, runs in
+  autocommit, one round trip. A connection goes back to the pool without a reset query
+  (nothing here changes session state), which would be a second round trip per read; one left
+  inside a transaction is terminated. ``commit_rows`` has a group commit (``_JointGroupCommit``).
 """
 
 from __future__ import annotations
@@ -38,7 +39,9 @@ from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Dialect
 
+from hookline.storage.pgpool import FairPool
 from hookline.storage.statements import (
+    JointInsert,
     JointRows,
     Params,
     Result,
@@ -441,42 +444,36 @@ class PostgresConnector(Connector):
 
     def __init__(self, dsn: str, pool_size: int) -> None:
         self.dsn = dsn
-        self._pool_size = pool_size
-        self._pool: asyncpg.Pool | None = None
-        self._pool_lock = asyncio.Lock()
+        self._pool = FairPool(
+            dsn, pool_size, setup=_decode_json, timeout=PG_CONNECT_TIMEOUT_SECONDS
+        )
         self._listeners: dict[asyncio.Event, asyncpg.Connection] = {}
+        self._joints = _JointGroupCommit(self)
 
-    async def pool(self) -> asyncpg.Pool:
-        """The pool, opened on first use."""
-        return self._pool or await self._open_pool()
-
-    async def _open_pool(self) -> asyncpg.Pool:
-        async with self._pool_lock:
-            if self._pool is None:
-                self._pool = await asyncpg.create_pool(
-                    self.dsn,
-                    min_size=1,
-                    max_size=self._pool_size,
-                    init=_decode_json,
-                    reset=_keep_session_state,
-                    timeout=PG_CONNECT_TIMEOUT_SECONDS,
-                )
-            return self._pool
+    def connection(self) -> contextlib.AbstractAsyncContextManager[asyncpg.Connection]:
+        """A connection of the process's pool (``storage.pgpool``: first come, first served),
+        given back when the block ends."""
+        return self._pool.connection()
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
-        async with (await self.pool()).acquire() as raw, raw.transaction():
+        async with self.connection() as raw, raw.transaction():
             yield PostgresConnection(raw)
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Connection]:
-        async with (await self.pool()).acquire() as raw:
+        async with self.connection() as raw:
             yield PostgresConnection(raw)
 
     async def autocommit(self, statement: Statement, params: Params) -> Result:
         """One statement as a transaction of its own: one round trip, no BEGIN or COMMIT."""
         async with self.read() as conn:
             return await conn.execute(statement, params)
+
+    async def commit_joint(self, joint: JointRows) -> None:
+        """Commit ``joint``'s rows, with other callers' (``_JointGroupCommit``); returns once
+        they are committed, or raises what refused them."""
+        await self._joints.commit(joint)
 
     async def listen(self, channel: str, callback: Callable[[str], None]) -> asyncio.Event:
         """LISTEN on a dedicated connection (not the pool's: it stays open); ``callback`` gets
@@ -495,9 +492,126 @@ class PostgresConnector(Connector):
                 await asyncio.shield(raw.close(timeout=2))
 
     async def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            await pool.close()
+        await self._joints.drain()
+        await self._pool.close()
+
+
+class _JointGroupCommit:
+    """Group commit for ``JointRows`` on PostgreSQL: concurrent callers' rows in one round trip.
+
+    Each caller's rows are one statement (``JointInsert.combined``). The rows queued while a
+    batch is in flight become the next batch, sent as one ``executemany`` of that statement:
+    asyncpg sends every execution before one Sync, so PostgreSQL runs them as one implicit
+    transaction, all or nothing, with one commit (one WAL flush) and one round trip on one
+    pooled connection, where each caller took a connection of its own for its round trip. At 64
+    connections those calls queued for the pool's 20 connections behind the key look-ups, and
+    the pool's queue is not first-come first-served: that wait was the POST's p99 (docs/
+    benchmarks.md, Tenth round). A caller returns only after the commit that holds its rows, as
+    durable as a statement committed alone (PostgreSQL's ``synchronous_commit`` decides).
+
+    A batch that a constraint refuses (one caller's bad row) is retried one caller at a time, so
+    only that caller gets the ``IntegrityError``; any other failure (the connection lost) goes
+    to every caller of the batch, none of whose rows is committed.
+    """
+
+    MAX_CALLERS = 256
+
+    def __init__(self, connector: PostgresConnector) -> None:
+        self._connector = connector
+        self._queued: _Queued = []
+        self._sender: asyncio.Task[None] | None = None
+
+    async def commit(self, joint: JointRows) -> None:
+        done = asyncio.get_running_loop().create_future()
+        done.add_done_callback(_retrieve_exception)
+        self._queued.append((joint, done))
+        if self._sender is None:
+            self._sender = asyncio.ensure_future(self._send_queued())
+        # shield: a cancelled caller (client gone) must not fail the others' batch.
+        await asyncio.shield(done)
+
+    async def drain(self) -> None:
+        """Wait for every queued caller's rows to be committed (or refused)."""
+        while self._sender is not None:
+            await asyncio.shield(self._sender)
+
+    async def _send_queued(self) -> None:
+        batch: _Queued = []
+        try:
+            while self._queued:
+                batch = self._queued[: self.MAX_CALLERS]
+                del self._queued[: self.MAX_CALLERS]
+                for same_insert in _by_insert(batch):
+                    await self._send(same_insert)
+        except BaseException as exc:  # cancelled (the loop is closing): nobody waits for ever
+            for _, done in [*batch, *self._queued]:
+                _settle(done, exc)
+            self._queued.clear()
+            raise
+        finally:
+            self._sender = None
+
+    async def _send(self, batch: _Queued) -> None:
+        try:
+            await self._insert_all([joint for joint, _ in batch])
+        except IntegrityError:
+            await self._insert_one_by_one(batch)
+        except Exception as exc:  # the database unreachable: the batch's callers get it
+            for _, done in batch:
+                _settle(done, exc)
+        else:
+            for _, done in batch:
+                _settle(done, None)
+
+    async def _insert_all(self, joints: list[JointRows]) -> None:
+        insert = joints[0].insert.combined
+        compiled = insert.compiled(POSTGRES_DIALECT)
+        arguments = [compiled.arguments(joint.combined_params()) for joint in joints]
+        async with self._connector.connection() as raw:
+            try:
+                if len(arguments) == 1:
+                    await raw.execute(compiled.sql, *arguments[0])
+                else:
+                    await raw.executemany(compiled.sql, arguments)
+            except _POSTGRES_INTEGRITY as exc:
+                raise IntegrityError(str(exc)) from exc
+
+    async def _insert_one_by_one(self, batch: _Queued) -> None:
+        for joint, done in batch:
+            try:
+                await self._insert_all([joint])
+            except Exception as exc:
+                _settle(done, exc)
+            else:
+                _settle(done, None)
+
+
+_Queued = list[tuple[JointRows, asyncio.Future[None]]]
+
+
+def _by_insert(batch: _Queued) -> list[_Queued]:
+    """The batch split by statement (one ``executemany`` each), in the callers' order."""
+    groups: dict[JointInsert, _Queued] = {}
+    for joint, done in batch:
+        groups.setdefault(joint.insert, []).append((joint, done))
+    return list(groups.values())
+
+
+def _settle(done: asyncio.Future[None], exc: BaseException | None) -> None:
+    if done.done():
+        return
+    if exc is None:
+        done.set_result(None)
+    elif isinstance(exc, Exception):
+        done.set_exception(exc)
+    else:
+        done.cancel()
+
+
+def _retrieve_exception(done: asyncio.Future[None]) -> None:
+    # The caller may be gone (cancelled); retrieve the exception so asyncio does not warn.
+    if not done.cancelled():
+        done.exception()
 
 
 async def _decode_json(conn: asyncpg.Connection) -> None:
@@ -511,12 +625,3 @@ async def _decode_json(conn: asyncpg.Connection) -> None:
 
 def _as_is(value: str) -> str:
     return value
-
-
-async def _keep_session_state(_conn: asyncpg.Connection) -> None:
-    # asyncpg's default reset sends "SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *;
-    # RESET ALL" on every release: a second round trip for each read. No statement here
-    # changes session state (no SET, LISTEN, cursors or session advisory locks: the ones we take
-    # are transaction-scoped), so there is nothing to undo; asyncpg still rolls back an open
-    # transaction before this runs.
-    return None

@@ -166,15 +166,16 @@ class Database:
         """Insert ``joint``'s rows as one write transaction of their own; returns once committed.
 
         On PostgreSQL that transaction is a single statement in autocommit: atomic on its own, so
-        it needs neither BEGIN nor COMMIT, and one round trip instead of four. On SQLite it is a
-        ``begin()`` unit like any other, and so it is inside ``hold()``, where the rows join the
-        held transaction.
+        it needs neither BEGIN nor COMMIT, and one round trip instead of four; concurrent callers'
+        statements share one round trip and one commit (``connector._JointGroupCommit``). On
+        SQLite it is a ``begin()`` unit like any other, and so it is inside ``hold()``, where the
+        rows join the held transaction.
         """
         if not isinstance(self.connector, PostgresConnector) or self._held() is not None:
             async with self.begin() as conn:
                 await conn.insert_joint(joint)
             return
-        await self.connector.autocommit(joint.insert.combined, joint.combined_params())
+        await self.connector.commit_joint(joint)
         if joint.insert.has_event:
             self.events_committed()
 
