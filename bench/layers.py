@@ -2,6 +2,7 @@
 
     python -m bench.layers            # POST /v1/contacts on SQLite and PostgreSQL, 10 s each
     BENCH_SECONDS=5 python -m bench.layers
+    BENCH_SERVER_ENV=HOOKLINE_FAST_PATH=false python -m bench.layers   # without api.fast
 
 One server process pinned to the server core, wrk (64 connections) on the load core, py-spy
 sampling the server at 250 Hz with the native frames of C extensions (``BENCH_NATIVE=0``: Python
@@ -47,9 +48,11 @@ _OURS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("logging", ("hookline/logs.py", "logging/")),
     ("metrics", ("hookline/metrics.py",)),
     (
-        "middleware (request id, limits, body, rate limit)",
+        "middleware or fast path (request id, limits, body, rate limit)",
         (
             "hookline/api/middleware.py",
+            "hookline/api/fast.py",
+            "hookline/api/body.py",
             "hookline/limits/",
         ),
     ),
@@ -134,7 +137,7 @@ def profile(backend: str, url: str, seconds: float, log_dir: Path) -> tuple[Coun
     """Samples per layer, and CPU µs per request, of POST /v1/contacts on one server."""
     account = seed_account(Settings(database_url=url, secret_key="x"), f"layers-{backend}", 1000)
     # INFO: the JSON access log is on, as in production.
-    env = hookline_env(url, HOOKLINE_LOG_LEVEL="INFO")
+    env = {**hookline_env(url, HOOKLINE_LOG_LEVEL="INFO"), **server_overrides()}
     server = start_hookline(f"layers-{backend}", env, core=SERVER_CORE, log_dir=log_dir)
     request = wrk.Request("POST", "/v1/contacts", auth_headers(account.api_key), CONTACT_BODY)
     try:
@@ -172,6 +175,12 @@ def profile(backend: str, url: str, seconds: float, log_dir: Path) -> tuple[Coun
     finally:
         server.stop()
     return samples, cpu_us
+
+
+def server_overrides() -> dict[str, str]:
+    """``BENCH_SERVER_ENV=NAME=VALUE,...``: settings for the profiled server only."""
+    pairs = (item.partition("=") for item in os.environ.get("BENCH_SERVER_ENV", "").split(","))
+    return {name: value for name, _, value in pairs if name}
 
 
 def _print_unclassified(raw: str) -> None:

@@ -116,10 +116,24 @@ class MetricsMiddleware:
         try:
             await self.app(scope, receive, send_observed)
         finally:
-            method = scope["method"] if scope["method"] in _KNOWN_METHODS else "OTHER"
-            labels = (method, route_label(scope), str(status))
-            REQUESTS.labels(*labels).inc()
-            REQUEST_SECONDS.labels(*labels).observe(time.perf_counter() - started)
+            observe_request(scope["method"], route_label(scope), status, started)
+
+
+# (method, route, status) -> its counter and histogram: ``labels()`` takes a lock and builds
+# the key each time; the set is bounded (methods x route templates x statuses).
+_series: dict[tuple[str, str, int], tuple[Counter, Histogram]] = {}
+
+
+def observe_request(method: str, route: str, status: int, started: float) -> None:
+    """Count one response and its latency since ``started`` (``time.perf_counter()``)."""
+    series = _series.get((method, route, status))
+    if series is None:
+        known = method if method in _KNOWN_METHODS else "OTHER"
+        labels = (known, route, str(status))
+        series = (REQUESTS.labels(*labels), REQUEST_SECONDS.labels(*labels))
+        _series[(method, route, status)] = series
+    series[0].inc()
+    series[1].observe(time.perf_counter() - started)
 
 
 def show_heartbeat(worker_id: str, age_seconds: float) -> None:

@@ -27,7 +27,7 @@ def test_samples_go_to_the_deepest_frame_with_a_layer() -> None:
     )
     assert charge(raw) == {
         "routing (FastAPI, Starlette, DirectRoute)": 3,
-        "middleware (request id, limits, body, rate limit)": 2,
+        "middleware or fast path (request id, limits, body, rate limit)": 2,
         "storage (SQL, commit)": 5,
         "validation (schemas, phone, e-mail)": 4,
         "logging": 1,

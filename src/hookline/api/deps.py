@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from starlette.types import Scope
 
 from hookline.background import spawn
 from hookline.domain import keys
@@ -37,8 +38,8 @@ DB = Annotated[Database, Depends(get_db)]
 AppSettings = Annotated[Settings, Depends(get_settings)]
 
 
-def _bearer_token(request: Request) -> str:
-    header = request.headers.get("authorization")
+def bearer_token(header: str | None) -> str:
+    """The key of an ``Authorization: Bearer <key>`` header; 401 for anything else."""
     if not header:
         raise Unauthenticated("Missing Authorization header; send 'Authorization: Bearer <key>'.")
     scheme, _, token = header.partition(" ")
@@ -53,7 +54,7 @@ async def authenticate(request: Request) -> AuthContext:
     cached: AuthContext | None = getattr(request.state, "auth_context", None)
     if cached is not None:
         return cached
-    token = _bearer_token(request)
+    token = bearer_token(request.headers.get("authorization"))
     db: Database = request.app.state.db
     # keys.authenticate refuses a malformed key without a look-up; telling the two refusals
     # apart costs a second check only on the error path.
@@ -63,7 +64,7 @@ async def authenticate(request: Request) -> AuthContext:
     request.state.account_id = context.account_id
     await enforce_rate_limit(request, context)
     request.state.auth_context = context
-    _remember_use(request, db, context)
+    remember_use(request.scope, db, context)
     return context
 
 
@@ -78,7 +79,8 @@ def _why_refused(token: str) -> str:
     return "This API key is unknown or was revoked."
 
 
-def _remember_use(request: Request, db: Database, context: AuthContext) -> None:
+def remember_use(scope: Scope, db: Database, context: AuthContext) -> None:
+    """Write the key's ``last_used_at`` after the response, at most once a minute."""
     now = utcnow()
     if context.last_used_at is not None and now - context.last_used_at < LAST_USED_RESOLUTION:
         return
@@ -87,7 +89,7 @@ def _remember_use(request: Request, db: Database, context: AuthContext) -> None:
         async with db.begin() as conn:
             await keys.touch_last_used(conn, context.key_id, now)
 
-    spawn(request, touch())
+    spawn(Request(scope), touch())
 
 
 def require(scope: str) -> Callable[[Request], Coroutine[Any, Any, AuthContext]]:
@@ -111,10 +113,13 @@ WebhooksWrite = Annotated[AuthContext, Depends(require("webhooks:write"))]
 
 async def require_json(request: Request) -> None:
     """Bodies must be JSON; checked before the body is parsed so the answer is a clear 415."""
-    content_type = request.headers.get("content-type", "")
-    media_type = content_type.split(";")[0].strip().lower()
-    if media_type != "application/json" and not media_type.endswith("+json"):
+    if not is_json_media(request.headers.get("content-type", "")):
         raise UnsupportedMediaType()
+
+
+def is_json_media(content_type: str) -> bool:
+    media_type = content_type.split(";")[0].strip().lower()
+    return media_type == "application/json" or media_type.endswith("+json")
 
 
 # Declared after the auth parameter so a bad key is a 401 before a bad body is a 415.

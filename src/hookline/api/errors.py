@@ -30,8 +30,13 @@ def request_id_of(request: Request) -> str:
 
 
 def error_response(request: Request, error: ApiError) -> JSONResponse:
+    return error_json(error, request_id_of(request))
+
+
+def error_json(error: ApiError, request_id: str) -> JSONResponse:
+    """The response an ``ApiError`` raised by a route becomes (also ``api.fast``'s answer)."""
     return JSONResponse(
-        error_body(error.code, error.message, request_id_of(request), error.details),
+        error_body(error.code, error.message, request_id, error.details),
         status_code=error.status_code,
         headers=error.headers,
     )

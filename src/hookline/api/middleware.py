@@ -46,6 +46,64 @@ def _count(scope: Scope, name: bytes) -> int:
     return count
 
 
+def request_id_for(client_id: str | None) -> str:
+    """The client's ``X-Request-Id`` if it is sane, else a new id."""
+    if client_id and _SANE_REQUEST_ID.match(client_id):
+        return client_id
+    return new_request_id()
+
+
+def error_message(
+    error: ApiError, request_id: str, *, close: bool
+) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The headers and body with which this layer answers ``error`` itself (a refusal before
+    the app, or an exception nothing below answered), before ``X-Request-Id`` is added."""
+    body = orjson.dumps(error_body(error.code, error.message, request_id, error.details))
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        *((name.lower().encode(), value.encode()) for name, value in error.headers.items()),
+    ]
+    if close:
+        headers.append((b"connection", b"close"))
+    return headers, body
+
+
+def log_request(scope: Scope, state: dict[str, Any], status: int, started: float) -> None:
+    """The access-log line of a request: never a header value, query string or body."""
+    if not access_log.isEnabledFor(logging.INFO):
+        return
+    access_log.info(
+        "request",
+        extra={
+            "request_id": state.get("request_id"),
+            "account_id": state.get("account_id"),
+            "method": scope["method"],
+            "path": scope["path"],
+            "status": status,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+        },
+    )
+
+
+def refusal_of(scope: Scope, max_body_bytes: int) -> ApiError | None:
+    """What to refuse before the app runs: a head over 16 KiB, an HTTP/1.1 request without
+    exactly one Host (RFC 9112 section 3.2; the only malformed head httptools lets through),
+    a body declared too large."""
+    if head_bytes(scope) > MAX_HEAD_BYTES:
+        return head_too_large()
+    if scope.get("http_version") == "1.1" and _count(scope, b"host") != 1:
+        return BadRequest("An HTTP/1.1 request must carry exactly one Host header.")
+    length = _header(scope, b"content-length")
+    if length is not None and length.isdigit() and int(length) > max_body_bytes:
+        return body_too_large(max_body_bytes)
+    return None
+
+
+def body_too_large(max_body_bytes: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"The request body is larger than {max_body_bytes} bytes.")
+
+
 class RequestContext:
     def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
         self.app = app
@@ -56,9 +114,7 @@ class RequestContext:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        client_id = _header(scope, b"x-request-id")
-        request_id = client_id if client_id and _SANE_REQUEST_ID.match(client_id) else None
-        request_id = request_id or new_request_id()
+        request_id = request_id_for(_header(scope, b"x-request-id"))
         state: dict[str, Any] = scope.setdefault("state", {})
         state["request_id"] = request_id
         status_holder = [500]
@@ -75,14 +131,16 @@ class RequestContext:
             await send(message)
 
         try:
-            refusal = self._refusal(scope)
+            refusal = refusal_of(scope, self.max_body_bytes)
             if refusal is not None:
                 await self._send_error(send_with_id, refusal, request_id, close=True)
             else:
                 await self.app(scope, self._limited(receive), send_with_id)
         except _BodyTooLarge:
             if not progress["started"]:
-                await self._send_error(send_with_id, self._body_too_large(), request_id, close=True)
+                await self._send_error(
+                    send_with_id, body_too_large(self.max_body_bytes), request_id, close=True
+                )
         except Exception as exc:
             if progress["started"] and not progress["complete"]:
                 raise  # half a response: only closing the connection can tell the client
@@ -91,23 +149,7 @@ class RequestContext:
                 # A complete answer, so the kept-alive connection stays usable for the next one.
                 await self._send_error(send_with_id, error, request_id, close=False)
         finally:
-            self._log(scope, state, status_holder[0], started)
-
-    def _refusal(self, scope: Scope) -> ApiError | None:
-        """What to refuse before the app runs: a head over 16 KiB, an HTTP/1.1 request without
-        exactly one Host (RFC 9112 section 3.2; the only malformed head httptools lets through),
-        a body declared too large."""
-        if head_bytes(scope) > MAX_HEAD_BYTES:
-            return head_too_large()
-        if scope.get("http_version") == "1.1" and _count(scope, b"host") != 1:
-            return BadRequest("An HTTP/1.1 request must carry exactly one Host header.")
-        length = _header(scope, b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
-            return self._body_too_large()
-        return None
-
-    def _body_too_large(self) -> PayloadTooLarge:
-        return PayloadTooLarge(f"The request body is larger than {self.max_body_bytes} bytes.")
+            log_request(scope, state, status_holder[0], started)
 
     def _limited(self, receive: Receive) -> Receive:
         received = 0
@@ -126,29 +168,6 @@ class RequestContext:
 
     @staticmethod
     async def _send_error(send: Send, error: ApiError, request_id: str, *, close: bool) -> None:
-        body = orjson.dumps(error_body(error.code, error.message, request_id, error.details))
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            *((name.lower().encode(), value.encode()) for name, value in error.headers.items()),
-        ]
-        if close:
-            headers.append((b"connection", b"close"))
+        headers, body = error_message(error, request_id, close=close)
         await send({"type": "http.response.start", "status": error.status_code, "headers": headers})
         await send({"type": "http.response.body", "body": body})
-
-    @staticmethod
-    def _log(scope: Scope, state: dict[str, Any], status: int, started: float) -> None:
-        if not access_log.isEnabledFor(logging.INFO):
-            return
-        access_log.info(
-            "request",
-            extra={
-                "request_id": state.get("request_id"),
-                "account_id": state.get("account_id"),
-                "method": scope["method"],
-                "path": scope["path"],
-                "status": status,
-                "duration_ms": round((time.perf_counter() - started) * 1000, 2),
-            },
-        )

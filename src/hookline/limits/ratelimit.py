@@ -287,9 +287,19 @@ async def _charge(scope: Scope, identity: str) -> RateLimitState | None:
 
 async def enforce_rate_limit(request: Request, context: AuthContext) -> None:
     """Charge the request to its API key; 429 past the budget. Called by ``authenticate``."""
-    state = await _charge(request.scope, f"key:{context.key_id}")
+    state = await _charge(request.scope, key_identity(context))
     if state is not None and not state.allowed:
-        raise RateLimited(headers={"Retry-After": str(state.retry_after)})
+        raise over_budget(state)
+
+
+def key_identity(context: AuthContext) -> str:
+    """Whom a request authenticated with this key is charged to."""
+    return f"key:{context.key_id}"
+
+
+def over_budget(state: RateLimitState) -> RateLimited:
+    """The 429 of a request its key's budget refused."""
+    return RateLimited(headers={"Retry-After": str(state.retry_after)})
 
 
 def _client_identity(scope: Scope) -> str:

@@ -1,0 +1,527 @@
+"""``api.fast.FastPath``: the same answers as the full app, on both backends.
+
+Two apps share one database: one with the fast path (the default), one with
+``HOOKLINE_FAST_PATH=false``. Every request, hypothesis-generated and bad ones included, goes to
+both, and their answers are compared after replacing what is new per request (ids, timestamps,
+a generated request id, the seconds of ``RateLimit``'s ``t``): status, every header in order,
+the body, the access-log line and the metrics sample. A property that both apps answer alike
+would also hold if the fast path never answered anything, so the fast app counts what it
+answered itself, and the tests insist that it answered the hot requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import sqlite3
+import uuid
+from collections.abc import Coroutine, Iterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import asyncpg
+import httpx
+import orjson
+import pytest
+from fastapi import FastAPI
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from prometheus_client import REGISTRY
+
+from hookline.app import create_app
+from hookline.domain import contacts, keys
+from hookline.domain.events import list_events
+from hookline.settings import Settings
+from tests.conftest import make_database_url, make_settings, new_account
+
+T = TypeVar("T")
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_TIME = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+_RESET = re.compile(rb";t=\d+")
+ADA = {"first_name": "Ada", "phone_number": "+14155552671"}
+
+
+@dataclass
+class Pair:
+    """The fast and the full app on one database, run on a loop of their own."""
+
+    runner: asyncio.Runner
+    fast: FastAPI
+    full: FastAPI
+    keys: dict[str, str] = field(default_factory=dict)
+    owner_id: str = ""
+    contact_ids: dict[str, str] = field(default_factory=dict)
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return self.runner.run(coro)
+
+    def answered(self) -> int:
+        count: int = self.fast.state.fast_path.answered
+        return count
+
+
+def _apps(base: Settings) -> tuple[FastAPI, FastAPI]:
+    fast = create_app(base)
+    full = create_app(base.model_copy(update={"fast_path": False}))
+    return fast, full
+
+
+@pytest.fixture(scope="module")
+def pair(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Pair]:
+    yield from _pair(make_database_url(backend, tmp_path_factory.mktemp("fast"), request))
+
+
+def _pair(url: str, rate_limit: str = "1000000/day") -> Iterator[Pair]:
+    """A budget of a day: both apps' remaining budgets (RateLimit's r) compare exactly, where
+    a window of a second would slide between the two requests."""
+    base = make_settings(url, rate_limit=rate_limit)
+    with asyncio.Runner() as runner:
+        stack = AsyncExitStack()
+        fast, full = _apps(base)
+        for app in (fast, full):
+            runner.run(stack.enter_async_context(app.router.lifespan_context(app)))
+        pair = Pair(runner, fast, full)
+        runner.run(_seed(pair))
+        try:
+            yield pair
+        finally:
+            runner.run(stack.aclose())
+
+
+async def _seed(pair: Pair) -> None:
+    db = pair.fast.state.db
+    owner = await new_account(db, "owner")
+    reader = await new_account(db, "reader", ["contacts:read"])
+    stranger = await new_account(db, "stranger")
+    async with db.begin() as conn:
+        revoked, record = await keys.create_key(conn, owner.id, "revoked")
+        await keys.revoke_key(conn, owner.id, record["id"])
+    pair.keys.update(owner=owner.key, reader=reader.key, revoked=revoked)
+    pair.owner_id = owner.id
+    # Written directly: no request spends either app's rate-limit budget before the tests.
+    for name, account in (("own", owner), ("strangers", stranger)):
+        async with db.begin() as conn:
+            contact = await contacts.create_contact(conn, account.id, dict(ADA))
+        pair.contact_ids[name] = contact["id"]
+
+
+async def _send(
+    app: FastAPI, method: str, path: str, headers: list[tuple[str, str]], body: Any
+) -> httpx.Response:
+    # json, not orjson: it writes integers past 64 bits, which a client may send.
+    content = body if isinstance(body, bytes) else None if body is None else json.dumps(body)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://hookline.test") as client:
+        return await client.request(method, path, headers=headers, content=content)
+
+
+# --- what a request is made of ---------------------------------------------------------------
+
+_text = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(
+    ["", " ", "Ada\x00", "a\x1fb", "x" * 300, "+14155552671", "ada@example.com"]
+)
+_value = (
+    _text | st.none() | st.integers(-(2**70), 2**70) | st.booleans() | st.lists(_text, max_size=3)
+)
+_contact = st.fixed_dictionaries(
+    {"first_name": _text | st.just("Ada"), "phone_number": _text | st.just("+14155552671")},
+    optional={
+        "last_name": _value,
+        "email": _value,
+        "company": _value,
+        "tags": _value,
+        "notes": _value,
+        "id": _value,
+        "unknown": _value,
+    },
+)
+_changes = st.fixed_dictionaries(
+    {},
+    optional={
+        name: _value
+        for name in ("first_name", "last_name", "phone_number", "email", "tags", "notes", "id")
+    },
+)
+_body = (
+    _contact
+    | _changes
+    | st.just(ADA)
+    | st.sampled_from(
+        [
+            b"",
+            b"{",
+            b"null",
+            b"[]",
+            b'"Ada"',
+            b"\xff\xfe",
+            b'{"first_name": "Ada", "phone_number": "+14155552671",}',
+            b"[" * 40 + b"]" * 40,
+            b'{"first_name": "Ada", "phone_number": "+14155552671", "tags": '
+            + b"[" * 33
+            + b"]" * 33
+            + b"}",
+        ]
+    )
+    | st.none()
+)
+_AUTH = ["owner", "reader", "revoked", "missing", "malformed", "basic", "lowercase", "twice"]
+_CONTENT_TYPES = [
+    "application/json",
+    "application/json; charset=utf-8",
+    "Application/JSON",
+    "application/merge-patch+json",
+    "text/plain",
+    None,
+    "twice",
+]
+_TARGETS = [
+    ("POST", "/v1/contacts"),
+    ("POST", "/v1/contacts/"),
+    ("POST", "/v1/contacts?x=1"),
+    ("GET", "{own}"),
+    ("GET", "{strangers}"),
+    ("GET", "{own}?limit=1"),
+    ("GET", "/v1/contacts/00000000-0000-7000-8000-000000000000"),
+    ("GET", "/v1/contacts/not-an-id"),
+    ("GET", "/v1/contacts/%00"),
+    ("PATCH", "{own}"),
+    ("PATCH", "{strangers}"),
+    ("PATCH", "/v1/contacts/not-an-id"),
+    ("PUT", "/v1/contacts"),
+    ("DELETE", "/v1/contacts"),
+]
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    target: str
+    auth: str
+    content_type: str | None
+    body: Any
+    request_id: str | None
+    idempotency_key: str | None
+    extra: tuple[tuple[str, str], ...]
+
+    def path(self, pair: Pair) -> str:
+        if self.target.startswith("{"):
+            name, _, query = self.target[1:].partition("}")
+            return f"/v1/contacts/{pair.contact_ids[name]}{query}"
+        return self.target
+
+    def headers(self, pair: Pair) -> list[tuple[str, str]]:
+        owner = pair.keys["owner"]
+        auth = {
+            "owner": [f"Bearer {owner}"],
+            "reader": [f"Bearer {pair.keys['reader']}"],
+            "revoked": [f"Bearer {pair.keys['revoked']}"],
+            "missing": [],
+            "malformed": [f"Bearer {owner[:-1]}x"],
+            "basic": ["Basic YTpi"],
+            "lowercase": [f"bearer  {owner} "],
+            "twice": [f"Bearer {owner}", f"Bearer {owner}"],
+        }[self.auth]
+        headers = [("authorization", value) for value in auth]
+        if self.content_type == "twice":
+            headers += [("content-type", "application/json"), ("content-type", "text/plain")]
+        elif self.content_type is not None:
+            headers.append(("content-type", self.content_type))
+        if self.request_id is not None:
+            headers.append(("x-request-id", self.request_id))
+        if self.idempotency_key == "fresh":
+            # A key of its own for each send: both apps share one database, and the second
+            # would otherwise get the first one's replay.
+            headers.append(("idempotency-key", f"key-{uuid.uuid4()}"))
+        elif self.idempotency_key is not None:
+            headers.append(("idempotency-key", self.idempotency_key))
+        return headers + list(self.extra)
+
+
+@st.composite
+def _requests(draw: st.DrawFn) -> Request:
+    method, target = draw(st.sampled_from(_TARGETS))
+    return Request(
+        method=method,
+        target=target,
+        auth=draw(st.sampled_from(_AUTH)),
+        content_type=draw(st.sampled_from(_CONTENT_TYPES)),
+        body=draw(_body),
+        request_id=draw(st.sampled_from([None, "req-fixed.1", "has space", "x" * 129])),
+        idempotency_key=draw(st.sampled_from([None, None, None, "fresh", "", "k\x7f"])),
+        extra=draw(st.sampled_from([(), (("x-filler", "z" * 17000),), (("host", "b.test"),)])),
+    )
+
+
+_HOT_TARGETS = [
+    ("POST", "/v1/contacts"),
+    ("PATCH", "{own}"),
+    ("PATCH", "{strangers}"),
+    ("PATCH", "/v1/contacts/00000000-0000-7000-8000-000000000000"),
+    ("GET", "{own}"),
+    ("GET", "{strangers}"),
+    ("GET", "/v1/contacts/00000000-0000-7000-8000-000000000000"),
+]
+
+
+@st.composite
+def _hot_requests(draw: st.DrawFn) -> Request:
+    """Requests the fast path may answer: a hot route, no unusual header; keys and bodies vary."""
+    method, target = draw(st.sampled_from(_HOT_TARGETS))
+    json_types = ["application/json", "application/json; charset=utf-8", "application/x+json"]
+    return Request(
+        method=method,
+        target=target,
+        auth=draw(st.sampled_from(["owner", "owner", "reader", "revoked"])),
+        content_type=draw(st.sampled_from(json_types if method != "GET" else [None, *json_types])),
+        body=draw(_changes | _body) if method != "GET" else None,
+        request_id=draw(st.sampled_from([None, "req-fixed.1", "has space"])),
+        idempotency_key=None,
+        extra=(),
+    )
+
+
+# --- comparing answers -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Seen:
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
+    log: list[dict[str, Any]]
+    metrics: dict[tuple[str, str, str], float]
+
+
+def _normal(value: bytes, generated_id: bytes | None) -> bytes:
+    if generated_id:
+        value = value.replace(generated_id, b"<request id>")
+    return _RESET.sub(b";t=<s>", _TIME.sub(b"<time>", _UUID.sub(b"<uuid>", value)))
+
+
+def _header_value(name: bytes, value: bytes, status: int, generated_id: bytes | None) -> bytes:
+    # A 429's Retry-After counts seconds to a moment: the two answers may straddle a tick.
+    if name == b"retry-after" and status == 429:
+        return b"<s>"
+    return _normal(value, generated_id)
+
+
+def _requests_counted() -> dict[tuple[str, str, str], float]:
+    counts: dict[tuple[str, str, str], float] = {}
+    for metric in REGISTRY.collect():
+        if metric.name == "hookline_http_requests":
+            for sample in metric.samples:
+                if sample.name.endswith("_total"):
+                    labels = sample.labels
+                    counts[(labels["method"], labels["route"], labels["status"])] = sample.value
+    return counts
+
+
+class _Lines(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+_LOGGED = ("request_id", "account_id", "method", "path", "status")
+
+
+async def _seen(app: FastAPI, request: Request, pair: Pair, sent_id: str | None) -> Seen:
+    lines = _Lines()
+    access = logging.getLogger("hookline.access")
+    access.addHandler(lines)
+    level = access.level
+    access.setLevel(logging.INFO)
+    before = _requests_counted()
+    try:
+        answer = await _send(
+            app, request.method, request.path(pair), request.headers(pair), request.body
+        )
+    finally:
+        access.removeHandler(lines)
+        access.setLevel(level)
+    after = _requests_counted()
+    returned_id = answer.headers.get("x-request-id", "")
+    generated = returned_id.encode() if returned_id and returned_id != sent_id else None
+    log = [
+        {
+            name: _normal(str(getattr(r, name, None)).encode(), generated).decode()
+            for name in _LOGGED
+        }
+        for r in lines.records
+    ]
+    return Seen(
+        status=answer.status_code,
+        headers=[
+            (k, _header_value(k, v, answer.status_code, generated)) for k, v in answer.headers.raw
+        ],
+        body=_normal(answer.content, generated),
+        log=log,
+        metrics={k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)},
+    )
+
+
+async def _both(pair: Pair, request: Request) -> tuple[Seen, Seen]:
+    full = await _seen(pair.full, request, pair, request.request_id)
+    fast = await _seen(pair.fast, request, pair, request.request_id)
+    return full, fast
+
+
+def _assert_alike(full: Seen, fast: Seen) -> None:
+    assert fast.status == full.status
+    assert fast.headers == full.headers
+    assert fast.body == full.body
+    assert fast.log == full.log
+    assert fast.metrics == full.metrics
+
+
+# --- the tests -------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(request=_requests())
+def test_any_request_is_answered_exactly_as_the_full_app(pair: Pair, request: Request) -> None:
+    full, fast = pair.run(_both(pair, request))
+    _assert_alike(full, fast)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(request=_hot_requests())
+def test_hot_requests_are_answered_by_the_fast_path_exactly_as_the_full_app(
+    pair: Pair, request: Request
+) -> None:
+    before = pair.answered()
+    full, fast = pair.run(_both(pair, request))
+    _assert_alike(full, fast)
+    # The fast path answers the successes and the unknown contact's 404 itself; every refusal
+    # before the handler (401, 403, a bad body's 400/422) is the full app's.
+    assert (pair.answered() - before == 1) == (fast.status in (200, 201, 404))
+
+
+HOT = [
+    Request("POST", "/v1/contacts", "owner", "application/json", ADA, None, None, ()),
+    Request("POST", "/v1/contacts", "owner", "application/json", ADA, "req-1", None, ()),
+    Request("GET", "{own}", "owner", None, None, None, None, ()),
+    Request("PATCH", "{own}", "owner", "application/json", {"notes": "n"}, None, None, ()),
+    Request("PATCH", "{strangers}", "owner", "application/json", {}, None, None, ()),
+    Request("GET", "{strangers}", "owner", None, None, "req-2", None, ()),
+    Request(
+        "GET",
+        "/v1/contacts/00000000-0000-7000-8000-000000000000",
+        "reader",
+        None,
+        None,
+        None,
+        None,
+        (),
+    ),
+]
+
+
+@pytest.mark.parametrize("request_", HOT, ids=lambda r: f"{r.method} {r.target}")
+def test_the_hot_requests_are_answered_by_the_fast_path_alike(
+    pair: Pair, request_: Request
+) -> None:
+    before = pair.answered()
+    full, fast = pair.run(_both(pair, request_))
+    assert pair.answered() == before + 1
+    _assert_alike(full, fast)
+    assert fast.status in (200, 201, 404)
+    assert fast.metrics and fast.log  # counted and logged, as the full app does
+
+
+def test_a_created_contact_is_stored_with_its_event(pair: Pair) -> None:
+    request = HOT[0]
+    before = pair.answered()
+    seen = pair.run(_seen(pair.fast, request, pair, None))
+    assert pair.answered() == before + 1 and seen.status == 201
+    created = orjson.loads(pair.run(_created_id(pair, request)))
+    assert created["first_name"] == "Ada"
+
+
+async def _created_id(pair: Pair, request: Request) -> bytes:
+    created = await _send(pair.fast, "POST", "/v1/contacts", request.headers(pair), ADA)
+    contact_id = orjson.loads(created.content)["id"]
+    read = await _send(
+        pair.full, "GET", f"/v1/contacts/{contact_id}", request.headers(pair)[:1], None
+    )
+    assert read.status_code == 200
+    async with pair.full.state.db.read() as conn:
+        events = await list_events(conn, pair.owner_id, limit=500)
+    assert any(e["type"] == "contact.created" and e["data"]["id"] == contact_id for e in events)
+    return read.content
+
+
+def test_past_the_budget_both_answer_the_same_429(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> None:
+    """Each app has its own budget: the same sequence spends both alike."""
+    url = make_database_url(backend, tmp_path_factory.mktemp("fast-429"), request)
+    statuses = []
+    for tight in _pair(url, rate_limit="4/day"):
+        for sent in [HOT[1], HOT[2], HOT[0], HOT[2], HOT[1], HOT[2]]:
+            full, fast = tight.run(_both(tight, sent))
+            _assert_alike(full, fast)
+            statuses.append(fast.status)
+    assert statuses[:4] == [201, 200, 201, 200] and statuses[4:] == [429, 429]
+
+
+def _rename_table(url: str, old: str, new: str) -> None:
+    """A real fault under real requests: a table the requests use is gone (or back)."""
+    statement = f"ALTER TABLE {old} RENAME TO {new}"
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as raw:
+            raw.execute(statement)
+        return
+
+    async def rename() -> None:
+        raw = await asyncpg.connect(url)
+        try:
+            await raw.execute(statement)
+        finally:
+            await raw.close()
+
+    asyncio.run(rename())
+
+
+def test_a_crash_in_the_handler_is_answered_as_the_full_app_answers_it(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> None:
+    url = make_database_url(backend, tmp_path_factory.mktemp("fast-crash"), request)
+    patch = Request("PATCH", "{own}", "owner", "application/json", {"notes": "n"}, None, None, ())
+    for broken in _pair(url):
+        _rename_table(url, "contacts", "contacts_gone")
+        try:
+            for sent in [HOT[0], HOT[2], patch]:
+                before = broken.answered()
+                full, fast = broken.run(_both(broken, sent))
+                _assert_alike(full, fast)
+                assert broken.answered() == before + 1  # answered by the fast path itself
+                assert fast.status in (500, 503) and b"contacts_gone" not in fast.body
+        finally:
+            _rename_table(url, "contacts_gone", "contacts")
+
+
+def test_a_failing_key_look_up_is_left_to_the_full_app(
+    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> None:
+    """Before the rate-limit charge nothing is answered by the fast path, a crash included."""
+    url = make_database_url(backend, tmp_path_factory.mktemp("fast-keys"), request)
+    for broken in _pair(url):
+        _rename_table(url, "api_keys", "api_keys_gone")
+        try:
+            for sent in [HOT[0], HOT[2]]:
+                before = broken.answered()
+                full, fast = broken.run(_both(broken, sent))
+                _assert_alike(full, fast)
+                assert broken.answered() == before
+                assert fast.status in (500, 503)
+        finally:
+            _rename_table(url, "api_keys_gone", "api_keys")
