@@ -385,14 +385,14 @@ def _assert_alike(full: Seen, fast: Seen) -> None:
 # --- the tests -------------------------------------------------------------------------------
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(request=_requests())
 def test_any_request_is_answered_exactly_as_the_full_app(pair: Pair, request: Request) -> None:
     full, fast = pair.run(_both(pair, request))
     _assert_alike(full, fast)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(request=_hot_requests())
 def test_hot_requests_are_answered_by_the_fast_path_exactly_as_the_full_app(
     pair: Pair, request: Request
