@@ -9,7 +9,7 @@ import os
 import statistics
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,20 @@ def api_only_server(url: str, log_dir: Path, name: str) -> Proc:
     return start_hookline(name, hookline_env(url), core=SERVER_CORE, log_dir=log_dir)
 
 
+def start_workers(name: str, env: Mapping[str, str], workers: int, log_dir: Path) -> list[Proc]:
+    """``workers`` delivery workers: one on the server core, or spread over both cores."""
+    cores = [SERVER_CORE, LOAD_CORE]
+    return [
+        start_worker(
+            f"worker-{name}-{i}",
+            env,
+            core=cores[i % 2] if workers > 1 else SERVER_CORE,
+            log_dir=log_dir,
+        )
+        for i in range(workers)
+    ]
+
+
 def throughput(
     run: Run,
     plan: Plan,
@@ -141,16 +155,7 @@ def throughput(
     api.stop()
     preload_events(url, account.account_id, plan.delivery_events)
     env = hookline_env(url, HOOKLINE_DELIVERY_PER_ENDPOINT_CONCURRENCY="64")
-    cores = [SERVER_CORE, LOAD_CORE]
-    started = [
-        start_worker(
-            f"worker-{name}-{i}",
-            env,
-            core=cores[i % 2] if workers > 1 else SERVER_CORE,
-            log_dir=log_dir,
-        )
-        for i in range(workers)
-    ]
+    started = start_workers(name, env, workers, log_dir)
     procs.extend(started)
     stats = wait_received(receiver, name, plan.delivery_events)
     cpu = sum(cpu_seconds(proc.process.pid) for proc in started)

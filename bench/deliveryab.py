@@ -34,16 +34,15 @@ from bench.delivery import (
     create_webhook,
     preload_events,
     receiver_stats,
+    start_workers,
     wait_received,
 )
 from bench.env import hookline_env, pin_postgres, sqlite_url
 from bench.procs import (
     LOAD_CORE,
-    SERVER_CORE,
     Proc,
     children_of,
     start_module,
-    start_worker,
 )
 from bench.seed import seed_account
 from hookline.settings import Settings
@@ -94,16 +93,7 @@ def _drain(
     finally:
         api.stop()
     preload_events(url, account.account_id, events)
-    cores = [SERVER_CORE, LOAD_CORE]
-    started = [
-        start_worker(
-            f"worker-{name}-{i}",
-            env,
-            core=cores[i % 2] if workers > 1 else SERVER_CORE,
-            log_dir=work,
-        )
-        for i in range(workers)
-    ]
+    started = start_workers(name, env, workers, work)
     spy = _profile(started[0], name) if PROFILE_DIR else None
     try:
         deadline = time.monotonic() + FIRST_RECEIPT_TIMEOUT
