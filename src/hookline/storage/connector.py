@@ -505,8 +505,8 @@ class _GroupCommit:
         await asyncio.shield(batch.done)
 
     async def commit_joint(self, joint: JointRows) -> None:
-        """``joint``'s rows as a unit of a batch, in a SAVEPOINT of their own; returns once
-        that batch is committed (or raises what refused the rows, or the COMMIT's failure).
+        """``joint``'s rows as a unit of a batch (``_write_joints``); returns once that batch
+        is committed (or raises what refused the rows, or the COMMIT's failure).
 
         The caller does not run its rows itself: the rows queued meanwhile are run by one task,
         back to back, in one step of the event loop (``_run_queued_joints``). ``unit()`` hands
@@ -530,6 +530,9 @@ class _GroupCommit:
     async def _run_queued_joints(self) -> None:
         try:
             await self._lock.acquire()
+        except BaseException as exc:  # cancelled (the loop is closing): nobody left waiting
+            self._fail_queued_joints(exc)
+            raise
         finally:
             self._queued -= 1
         try:
@@ -553,7 +556,10 @@ class _GroupCommit:
     def _fail_queued_joints(self, exc: BaseException) -> None:
         queued, self._joints = self._joints, []
         for _, placed in queued:
-            placed.set_exception(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                placed.cancel()
+            else:
+                placed.set_exception(exc)
 
 
 class PostgresConnector(Connector):
