@@ -48,13 +48,16 @@ from bench.seed import seed_account
 from hookline.settings import Settings
 
 FIRST_RECEIPT_TIMEOUT = 60.0
-# BENCH_PROFILE=dir: py-spy (if installed) records the first worker of every drain there.
+# BENCH_PROFILE=dir: py-spy (if installed) records every worker of every drain there, from the
+# first receipt on (BENCH_PROFILE_GIL=1: only samples holding the GIL).
+PROFILE_GIL = os.environ.get("BENCH_PROFILE_GIL", "") == "1"
 PROFILE_DIR = os.environ.get("BENCH_PROFILE", "")
 
 
 def _profile(proc: Proc, name: str) -> subprocess.Popen[bytes]:
     out = Path(PROFILE_DIR) / f"{name}.txt"
-    command = ["py-spy", "record", "--pid", str(proc.process.pid), "--format", "raw", "--gil"]
+    command = ["py-spy", "record", "--pid", str(proc.process.pid), "--format", "raw"]
+    command += ["--gil"] if PROFILE_GIL else ["--threads"]
     return subprocess.Popen(
         [*command, "--rate", "200", "--output", str(out)],
         stdout=subprocess.DEVNULL,
@@ -94,11 +97,13 @@ def _drain(
         api.stop()
     preload_events(url, account.account_id, events)
     started = start_workers(name, env, workers, work)
-    spy = _profile(started[0], name) if PROFILE_DIR else None
+    spies: list[subprocess.Popen[bytes]] = []
     try:
         deadline = time.monotonic() + FIRST_RECEIPT_TIMEOUT
         while receiver_stats(receiver, name)["count"] == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
+        if PROFILE_DIR:  # the drain only: start-up and imports are not delivery work
+            spies = [_profile(proc, f"{name}_w{i}") for i, proc in enumerate(started)]
         cpu0 = sum(cpu_seconds(p.process.pid) for p in started)
         load0 = _load_cpu(receiver, postmaster)
         count0 = receiver_stats(receiver, name)["count"]
@@ -106,7 +111,7 @@ def _drain(
         cpu1 = sum(cpu_seconds(p.process.pid) for p in started)
         load1 = _load_cpu(receiver, postmaster)
     finally:
-        if spy is not None:
+        for spy in spies:
             spy.send_signal(signal.SIGINT)
             spy.wait(timeout=60)
         for proc in started:
