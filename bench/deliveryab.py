@@ -7,18 +7,24 @@ backend and number of workers, every variant gets a fresh database with one webh
 receiver) and ``--events`` undispatched events, then ``--workers`` ``hookline worker``
 processes of its build (one: the server core; two: one per core, as in ``bench.delivery``).
 The figures are the receipts' rate (first to last receipt) and the workers' CPU per delivery
-from the first receipt on (start-up excluded), medians over ``BENCH_ROUNDS`` (default 3).
+from the first receipt on (start-up excluded), medians over ``BENCH_ROUNDS`` (default 3). Each
+round also runs the bare aiohttp client loop (``bench.clientloop``, on the server core, to the
+same receiver, ``--events`` requests), the ceiling ``bench.delivery`` compares with: the table
+gives each variant's median rate against the loop's median ("vs loop", target >= 0.5x with one
+worker) and two workers' against one's ("vs 1 worker", target >= 1.3x).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import os
 import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -29,7 +35,7 @@ from tests.support.postgres import running_postgres
 
 from bench.ab import Variant, _source
 from bench.delivery import (
-    api_only_server,
+    client_loop,
     cpu_seconds,
     create_webhook,
     preload_events,
@@ -40,8 +46,10 @@ from bench.delivery import (
 from bench.env import hookline_env, pin_postgres, sqlite_url
 from bench.procs import (
     LOAD_CORE,
+    SERVER_CORE,
     Proc,
     children_of,
+    start_hookline,
     start_module,
 )
 from bench.seed import seed_account
@@ -89,8 +97,17 @@ def _drain(
 ) -> tuple[float, float, int, float]:
     """Deliveries/s, worker CPU µs per delivery, duplicates, and the receiver's and
     PostgreSQL's CPU µs per delivery, of one drain."""
-    account = seed_account(Settings(database_url=url, secret_key="x"), name, 0)
-    api = api_only_server(url, work, f"api-{name}")
+    # Each build migrates its own database: the schema is part of what is compared (an index
+    # of one build must not speed up the other's claims).
+    subprocess.run(
+        [sys.executable, "-m", "hookline", "migrate"],
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    account = seed_account(Settings(database_url=url, secret_key="x"), name, 0, migrate=False)
+    api = start_hookline(f"api-{name}", env, core=SERVER_CORE, log_dir=work)
     try:
         create_webhook(api.base_url, account.api_key, f"{receiver.base_url}/{name}")
     finally:
@@ -126,6 +143,37 @@ def _drain(
     return rate, per, stats["duplicates"], (load1 - load0) * 1e6 / delivered
 
 
+def _table(
+    variants: list[Variant],
+    backends: list[str],
+    counts: list[int],
+    runs: dict[tuple[str, int, str], list[tuple[float, float, int, float]]],
+    loop: float,
+) -> None:
+    print(f"bare aiohttp client loop (median): {loop:,.0f}/s")
+    print(
+        "| backend | workers | variant | deliveries/s | vs first | vs loop | vs 1 worker"
+        " | worker CPU µs/delivery | receiver + PostgreSQL CPU µs/delivery |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|")
+    rate_of = {key: statistics.median(r[0] for r in got) for key, got in runs.items()}
+    for backend in backends:
+        for workers in counts:
+            first = rate_of[(backend, workers, variants[0].name)]
+            for variant in [v.name for v in variants]:
+                got = runs[(backend, workers, variant)]
+                rate = rate_of[(backend, workers, variant)]
+                one = rate_of.get((backend, 1, variant))
+                scale = f"{rate / one:.2f}x" if one and workers > 1 else ""
+                cpu = statistics.median(r[1] for r in got)
+                load = statistics.median(r[3] for r in got)
+                print(
+                    f"| {backend} | {workers} | {variant} | {rate:,.0f} | {rate / first:.2f}x"
+                    f" | {rate / loop:.2f}x | {scale}"
+                    f" | {cpu:,.0f} ({' '.join(f'{r[1]:.0f}' for r in got)}) | {load:,.0f} |"
+                )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("variants", nargs="+", type=Variant.parse)
@@ -138,6 +186,7 @@ def main() -> int:
     rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
     work = Path(tempfile.mkdtemp(prefix="hookline-bench-dab-"))
     runs: dict[tuple[str, int, str], list[tuple[float, float, int, float]]] = defaultdict(list)
+    loops: list[float] = []
     try:
         with ExitStack() as stack:
             pg = stack.enter_context(running_postgres()) if "postgres" in backends else None
@@ -151,7 +200,11 @@ def main() -> int:
                 v.name: dict(PYTHONPATH=str(_source(v.rev, work / "src")), **v.env)
                 for v in args.variants
             }
+            secret = "whsec_" + base64.b64encode(os.urandom(24)).decode()
             for round_no in range(rounds):
+                loop = client_loop(receiver, secret, args.events)
+                loops.append(float(loop["rate"]))
+                print(f"  r{round_no} bare aiohttp loop: {loop['rate']:,.0f}/s", flush=True)
                 names = [v.name for v in args.variants]
                 if round_no % 2:
                     names.reverse()
@@ -177,24 +230,7 @@ def main() -> int:
                             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(
-        "| backend | workers | variant | deliveries/s | vs first | worker CPU µs/delivery"
-        " | receiver + PostgreSQL CPU µs/delivery |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    for backend in backends:
-        for workers in counts:
-            base = args.variants[0].name
-            first = statistics.median(r[0] for r in runs[(backend, workers, base)])
-            for variant in [v.name for v in args.variants]:
-                got = runs[(backend, workers, variant)]
-                rate = statistics.median(r[0] for r in got)
-                cpu = statistics.median(r[1] for r in got)
-                load = statistics.median(r[3] for r in got)
-                print(
-                    f"| {backend} | {workers} | {variant} | {rate:,.0f} | {rate / first:.2f}x"
-                    f" | {cpu:,.0f} ({' '.join(f'{r[1]:.0f}' for r in got)}) | {load:,.0f} |"
-                )
+    _table(args.variants, backends, counts, runs, statistics.median(loops))
     return 0
 
 
