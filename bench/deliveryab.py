@@ -85,6 +85,19 @@ def _load_cpu(receiver: Proc, postmaster: int | None) -> float:
     return total
 
 
+def _runqueue_seconds(pid: int) -> float:
+    """Seconds the process's threads so far spent runnable but waiting for a core
+    (``/proc/<pid>/task/*/schedstat``, 2nd field): time another process had the core."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int((task / "schedstat").read_text().split()[1])
+    return total / 1e9
+
+
+Drain = tuple[float, float, int, float, float, float]
+
+
 def _drain(
     url: str,
     name: str,
@@ -94,9 +107,11 @@ def _drain(
     workers: int,
     events: int,
     work: Path,
-) -> tuple[float, float, int, float]:
-    """Deliveries/s, worker CPU µs per delivery, duplicates, and the receiver's and
-    PostgreSQL's CPU µs per delivery, of one drain."""
+) -> Drain:
+    """Of one drain: deliveries/s, worker CPU µs per delivery, duplicates, the receiver's and
+    PostgreSQL's CPU µs per delivery, and each worker's share of the drain on a core (busy) and
+    runnable but waiting for one (run queue): busy well below 1 with a small run-queue share
+    means the worker waited on I/O (the database, the receiver), not for CPU."""
     # Each build migrates its own database: the schema is part of what is compared (an index
     # of one build must not speed up the other's claims).
     subprocess.run(
@@ -122,11 +137,14 @@ def _drain(
         if PROFILE_DIR:  # the drain only: start-up and imports are not delivery work
             spies = [_profile(proc, f"{name}_w{i}") for i, proc in enumerate(started)]
         cpu0 = sum(cpu_seconds(p.process.pid) for p in started)
+        queued0 = sum(_runqueue_seconds(p.process.pid) for p in started)
         load0 = _load_cpu(receiver, postmaster)
-        count0 = receiver_stats(receiver, name)["count"]
+        count0, clock0 = receiver_stats(receiver, name)["count"], time.monotonic()
         stats = wait_received(receiver, name, events)
         cpu1 = sum(cpu_seconds(p.process.pid) for p in started)
+        queued1 = sum(_runqueue_seconds(p.process.pid) for p in started)
         load1 = _load_cpu(receiver, postmaster)
+        wall = max(1e-9, (time.monotonic() - clock0) * workers)
     finally:
         for spy in spies:
             spy.send_signal(signal.SIGINT)
@@ -140,22 +158,24 @@ def _drain(
     lost = events - stats["unique"]
     if lost:
         print(f"  {name}: {lost} LOST", flush=True)
-    return rate, per, stats["duplicates"], (load1 - load0) * 1e6 / delivered
+    load = (load1 - load0) * 1e6 / delivered
+    return rate, per, stats["duplicates"], load, (cpu1 - cpu0) / wall, (queued1 - queued0) / wall
 
 
 def _table(
     variants: list[Variant],
     backends: list[str],
     counts: list[int],
-    runs: dict[tuple[str, int, str], list[tuple[float, float, int, float]]],
+    runs: dict[tuple[str, int, str], list[Drain]],
     loop: float,
 ) -> None:
     print(f"bare aiohttp client loop (median): {loop:,.0f}/s")
     print(
         "| backend | workers | variant | deliveries/s | vs first | vs loop | vs 1 worker"
-        " | worker CPU µs/delivery | receiver + PostgreSQL CPU µs/delivery |"
+        " | worker CPU µs/delivery | receiver + PostgreSQL CPU µs/delivery"
+        " | worker busy / run queue |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rate_of = {key: statistics.median(r[0] for r in got) for key, got in runs.items()}
     for backend in backends:
         for workers in counts:
@@ -167,10 +187,13 @@ def _table(
                 scale = f"{rate / one:.2f}x" if one and workers > 1 else ""
                 cpu = statistics.median(r[1] for r in got)
                 load = statistics.median(r[3] for r in got)
+                busy = statistics.median(r[4] for r in got)
+                queued = statistics.median(r[5] for r in got)
                 print(
                     f"| {backend} | {workers} | {variant} | {rate:,.0f} | {rate / first:.2f}x"
                     f" | {rate / loop:.2f}x | {scale}"
-                    f" | {cpu:,.0f} ({' '.join(f'{r[1]:.0f}' for r in got)}) | {load:,.0f} |"
+                    f" | {cpu:,.0f} ({' '.join(f'{r[1]:.0f}' for r in got)}) | {load:,.0f}"
+                    f" | {busy:.2f} / {queued:.2f} |"
                 )
 
 
@@ -185,7 +208,7 @@ def main() -> int:
     counts = [int(n) for n in args.workers.split(",")]
     rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
     work = Path(tempfile.mkdtemp(prefix="hookline-bench-dab-"))
-    runs: dict[tuple[str, int, str], list[tuple[float, float, int, float]]] = defaultdict(list)
+    runs: dict[tuple[str, int, str], list[Drain]] = defaultdict(list)
     loops: list[float] = []
     try:
         with ExitStack() as stack:
@@ -225,7 +248,8 @@ def main() -> int:
                             runs[(backend, workers, variant)].append(result)
                             print(
                                 f"  {tag}: {result[0]:,.0f}/s {result[1]:,.0f} µs/delivery"
-                                f" dup={result[2]} load core {result[3]:,.0f} µs/delivery",
+                                f" dup={result[2]} load core {result[3]:,.0f} µs/delivery"
+                                f" worker busy {result[4]:.2f} run queue {result[5]:.2f}",
                                 flush=True,
                             )
     finally:

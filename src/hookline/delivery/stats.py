@@ -101,9 +101,7 @@ def rollup_rows(attempts: Iterable[AttemptFacts]) -> list[dict[str, Any]]:
 async def add_to_rollups(conn: Connection, attempts: Sequence[AttemptFacts]) -> None:
     """Count ``attempts`` in the rollups, in the caller's transaction. Rows are written in one
     sorted order, so concurrent recorders on PostgreSQL never deadlock on them."""
-    rows = rollup_rows(attempts)
-    if rows:
-        await conn.execute(queries.ADD_TO_ROLLUPS, rows)
+    await queries.add_to_rollups(conn, rollup_rows(attempts))
 
 
 async def prune_rollups(conn: Connection, cutoff: datetime) -> int:
