@@ -237,11 +237,13 @@ def main() -> int:
                             tag = f"d{round_no}_{backend}_{workers}_{variant.lower()}"
                             url = pg.create_database(tag) if backend == "postgres" and pg else ""
                             url = url or sqlite_url(work, tag)
-                            env = hookline_env(
-                                url,
-                                HOOKLINE_DELIVERY_PER_ENDPOINT_CONCURRENCY="64",
+                            # A variant's own settings win over the bench's.
+                            env = {
+                                **hookline_env(
+                                    url, HOOKLINE_DELIVERY_PER_ENDPOINT_CONCURRENCY="64"
+                                ),
                                 **envs[variant],
-                            )
+                            }
                             result = _drain(
                                 url, tag, receiver, postmaster, env, workers, args.events, work
                             )
