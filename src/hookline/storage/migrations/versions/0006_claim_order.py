@@ -5,7 +5,7 @@ at next_attempt_at, both databases read and sorted every due row of the webhook 
 (on PostgreSQL a heap visit each, for the lease test): a claim's cost grew with the backlog,
 ~5 ms at 10,000 due rows. With id in the index, the scan stops after the rows it takes.
 
-Revision ID: sendcpu_claim_order
+Revision ID: 0006_claim_order
 Revises: 0005_circuit
 Create Date: 2026-11-23 23:00:00
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "sendcpu_claim_order"
+revision = "0006_claim_order"
 down_revision = "0005_circuit"
 branch_labels = None
 depends_on = None
