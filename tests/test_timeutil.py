@@ -12,13 +12,21 @@ from hookline.timeutil import iso, parse_iso, to_millis
 OFFSETS = st.integers(min_value=-23 * 60, max_value=23 * 60).map(
     lambda minutes: timezone(timedelta(minutes=minutes))
 )
-MODERN = st.datetimes(min_value=datetime(1970, 1, 2), max_value=datetime(9999, 12, 30))
+MODERN = st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30))
 
 
 def test_iso_spells_utc_with_milliseconds_and_z() -> None:
     assert iso(datetime(2026, 11, 22, 15, 4, 5, 123999, tzinfo=UTC)) == "2026-11-22T15:04:05.123Z"
     assert iso(datetime(2026, 11, 22, 15, 4, 5)) == "2026-11-22T15:04:05.000Z"  # naive = UTC
     assert iso(None) is None
+    assert iso(datetime(999, 1, 2, 3, 4, 5, 6000, tzinfo=UTC)) == "0999-01-02T03:04:05.006Z"
+
+
+def test_iso_spells_days_right_after_its_table_of_days_starts_again() -> None:
+    first = datetime(2026, 11, 22, 23, 59, 59, 999999, tzinfo=UTC)
+    days = [first + timedelta(days=n) for n in range(5000)]  # more days than the table keeps
+    for day in days + days[:3]:
+        assert iso(day) == day.isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 @given(MODERN, st.one_of(st.none(), st.just(UTC), OFFSETS))

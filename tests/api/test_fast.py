@@ -21,6 +21,7 @@ from collections.abc import Coroutine, Iterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 import asyncpg
 import httpx
@@ -108,6 +109,14 @@ async def _seed(pair: Pair) -> None:
         async with db.begin() as conn:
             contact = await contacts.create_contact(conn, account.id, dict(ADA))
         pair.contact_ids[name] = contact["id"]
+    # A few more, so that small pages have a next page (Link) and the filters find something.
+    async with db.begin() as conn:
+        for number, tags in enumerate([["vip"], ["vip", "new"], [], ["new"]]):
+            await contacts.create_contact(
+                conn,
+                owner.id,
+                {**ADA, "email": f"ada{number}@example.com", "tags": tags, "notes": "x" * number},
+            )
 
 
 async def _send(
@@ -207,11 +216,18 @@ class Request:
     request_id: str | None
     idempotency_key: str | None
     extra: tuple[tuple[str, str], ...]
+    query: tuple[str, ...] = ()
+    """The list's query, one ``name=value`` each (a value's ``{own}``: that contact's id)."""
 
     def path(self, pair: Pair) -> str:
         if self.target.startswith("{"):
             name, _, query = self.target[1:].partition("}")
             return f"/v1/contacts/{pair.contact_ids[name]}{query}"
+        if self.query:
+            query = "&".join(self.query)
+            for name, contact_id in pair.contact_ids.items():
+                query = query.replace(f"{{{name}}}", contact_id)
+            return f"{self.target}?{query}"
         return self.target
 
     def headers(self, pair: Pair) -> list[tuple[str, str]]:
@@ -282,6 +298,108 @@ def _hot_requests(draw: st.DrawFn) -> Request:
         request_id=draw(st.sampled_from([None, "req-fixed.1", "has space"])),
         idempotency_key=None,
         extra=(),
+    )
+
+
+_LIST_NAMES = [
+    "limit",
+    "cursor",
+    "offset",
+    "search",
+    "tags",
+    "phone_number",
+    "email",
+    "unknown",
+    "Limit",
+    "limit ",
+    "",
+]
+_LIST_VALUES = [
+    "1",
+    "2",
+    "3",
+    "50",
+    "100",
+    "0",
+    "-1",
+    "101",
+    "1.5",
+    "abc",
+    "",
+    " 2",
+    "2 ",
+    "+2",
+    "0x10",
+    "1_0",
+    "9" * 30,
+    "1000000",
+    "1000001",
+    "Ada\x00",
+    "a\x1fb",
+    "\x7f",
+    "vip",
+    "vip,new",
+    ",,vip, ",
+    "ada",
+    "+14155552671",
+    "(415) 555-2671",
+    "not a phone",
+    "ADA0@example.com",
+    "x" * 300,
+    "{own}",
+    "{strangers}",
+    "not-an-id",
+    "00000000-0000-7000-8000-000000000000",
+]
+# Written as they come, not encoded again: bad percent-escapes, separators, a name alone.
+_RAW_QUERIES = [
+    "limit=%ff",
+    "%00=1",
+    "search=%00",
+    "limit",
+    "limit=1&&limit=2",
+    "limit=2;offset=1",
+    "search=%F0%9F%98%80",
+    "limit=%2B3",
+    "tags=vip&tags=new",
+    "cursor={strangers}&limit=1",
+    "cursor={own}&offset=1",
+    "=",
+]
+
+
+def _encoded(name: str, value: str) -> str:
+    return f"{quote(name, safe='')}={quote(value, safe='{}')}"
+
+
+_list_pair = st.builds(
+    _encoded,
+    st.sampled_from(_LIST_NAMES),
+    st.sampled_from(_LIST_VALUES) | st.text(st.characters(codec="utf-8"), max_size=8),
+)
+_list_query = st.lists(_list_pair | st.sampled_from(_RAW_QUERIES), max_size=4).map(tuple)
+
+
+@st.composite
+def _list_requests(draw: st.DrawFn, *, usual_head: bool = False) -> Request:
+    """``GET /v1/contacts`` with any query; ``usual_head``: keys vary, nothing else unusual."""
+    extra: tuple[tuple[str, str], ...] = ()
+    if usual_head:
+        auth, content_type = draw(st.sampled_from(["owner", "reader", "revoked"])), None
+    else:
+        auth = draw(st.sampled_from(_AUTH))
+        content_type = draw(st.sampled_from(_CONTENT_TYPES))
+        extra = draw(st.sampled_from([(), (("x-filler", "z" * 17000),), (("host", "b.test"),)]))
+    return Request(
+        method="GET",
+        target="/v1/contacts",
+        auth=auth,
+        content_type=content_type,
+        body=None,
+        request_id=draw(st.sampled_from([None, "req-fixed.1", "has space"])),
+        idempotency_key=None,
+        extra=extra,
+        query=draw(_list_query),
     )
 
 
@@ -385,15 +503,15 @@ def _assert_alike(full: Seen, fast: Seen) -> None:
 # --- the tests -------------------------------------------------------------------------------
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(request=_requests())
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(request=_requests() | _list_requests())
 def test_any_request_is_answered_exactly_as_the_full_app(pair: Pair, request: Request) -> None:
     full, fast = pair.run(_both(pair, request))
     _assert_alike(full, fast)
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(request=_hot_requests())
+@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(request=_hot_requests() | _list_requests(usual_head=True))
 def test_hot_requests_are_answered_by_the_fast_path_exactly_as_the_full_app(
     pair: Pair, request: Request
 ) -> None:
@@ -401,13 +519,86 @@ def test_hot_requests_are_answered_by_the_fast_path_exactly_as_the_full_app(
     full, fast = pair.run(_both(pair, request))
     _assert_alike(full, fast)
     # The fast path answers the successes and the unknown contact's 404 itself; every refusal
-    # before the handler (401, 403, a bad body's 400/422) is the full app's. A 422 can be
-    # either: a body the schema refuses goes to the full app, a change the handler refuses (a
-    # merge-patch nulling a required field) is the handler's answer, given by the fast path
-    # (``test_a_change_the_handler_refuses_is_answered_by_the_fast_path``).
+    # before the handler (401, 403, a bad body's 400/422, a list query the route's plan
+    # refuses: unknown, control characters, a value of the wrong type or range) is the full
+    # app's. A 422 can be either: a body the schema refuses goes to the full app, a change the
+    # handler refuses (a merge-patch nulling a required field, a list's phone number or cursor)
+    # is the handler's answer, given by the fast path
+    # (``test_a_change_the_handler_refuses_is_answered_by_the_fast_path``,
+    # ``test_a_query_the_handler_refuses_is_answered_by_the_fast_path_alike``).
     answered = pair.answered() - before == 1
     if fast.status != 422:
         assert answered == (fast.status in (200, 201, 404))
+
+
+LISTS = [
+    (),
+    ("limit=2",),  # a next page: Link
+    ("limit=1", "cursor={own}"),  # nothing older than the account's first contact
+    ("limit=1", "cursor={strangers}"),  # another account's id: own contacts only
+    ("tags=vip", "limit=1"),
+    ("search=ada", "offset=1", "limit=100"),
+    ("email=ADA1@example.com",),
+    ("phone_number=%2B14155552671", "limit=3", "limit=2"),  # a repeat: the last one counts
+]
+
+
+@pytest.mark.parametrize("query", LISTS, ids=lambda q: "&".join(q) or "none")
+def test_list_pages_are_answered_by_the_fast_path_alike(pair: Pair, query: tuple[str, ...]) -> None:
+    request = Request("GET", "/v1/contacts", "owner", None, None, None, None, (), query)
+    before = pair.answered()
+    full, fast = pair.run(_both(pair, request))
+    assert pair.answered() == before + 1
+    _assert_alike(full, fast)
+    assert fast.status == 200 and fast.metrics and fast.log
+    items = orjson.loads(fast.body)
+    links = [value for name, value in fast.headers if name == b"link"]
+    if query[-1:] == ("limit=2",):
+        assert len(items) == 2 and links and b"cursor=" in links[0]
+    if "cursor={own}" in query:
+        assert items == []
+    assert pair.contact_ids["strangers"].encode() not in fast.body
+
+
+BAD_QUERIES = [
+    "limit=0",
+    "limit=101",
+    "limit=abc",
+    "limit=1.5",
+    "limit=" + "9" * 30,
+    "offset=-1",
+    "offset=1000001",
+    "search=" + "x" * 201,
+    "search=Ada%00",
+    "tags=a%1Fb",
+    "email=a%01b",
+    "unknown=1",
+    "Limit=1",
+    "limit=1&nope=2&also=3",
+    "%00=1",
+]
+
+
+@pytest.mark.parametrize("query", BAD_QUERIES)
+def test_a_query_the_route_refuses_is_the_full_apps_422(pair: Pair, query: str) -> None:
+    request = Request("GET", "/v1/contacts", "owner", None, None, None, None, (), (query,))
+    before = pair.answered()
+    full, fast = pair.run(_both(pair, request))
+    _assert_alike(full, fast)
+    assert fast.status == 422 and b"validation_error" in fast.body
+    assert pair.answered() == before  # decided before any side effect: the full app's answer
+
+
+@pytest.mark.parametrize("query", ["phone_number=not%20a%20phone", "cursor=not%20an%20id"])
+def test_a_query_the_handler_refuses_is_answered_by_the_fast_path_alike(
+    pair: Pair, query: str
+) -> None:
+    request = Request("GET", "/v1/contacts", "owner", None, None, None, None, (), (query,))
+    before = pair.answered()
+    full, fast = pair.run(_both(pair, request))
+    _assert_alike(full, fast)
+    assert fast.status == 422
+    assert pair.answered() == before + 1
 
 
 def test_a_change_the_handler_refuses_is_answered_by_the_fast_path(pair: Pair) -> None:

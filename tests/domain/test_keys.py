@@ -27,6 +27,27 @@ def test_a_single_typo_breaks_the_checksum(position: int, replacement: str) -> N
         assert not keys.is_well_formed(typo)
 
 
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+@given(
+    st.sampled_from(["hl_live_", "hl_test_", "", "hl_live"]),
+    st.text(st.sampled_from(_BASE62), min_size=36, max_size=40)
+    | st.text(st.characters(), min_size=36, max_size=40),
+    st.sampled_from(["", "\n", " ", "\x00"]),
+)
+def test_the_key_shape_is_the_prefix_and_38_base62_characters(
+    prefix: str, body: str, tail: str
+) -> None:
+    key = prefix + body + tail
+    expected = (
+        key.startswith("hl_live_")
+        and len(key) == keys.KEY_LENGTH
+        and all(c in _BASE62 for c in key[len("hl_live_") :])
+    )
+    assert keys.has_key_shape(key) == expected
+
+
 def test_only_a_sha256_is_stored() -> None:
     key = keys.generate_key()
     assert keys.hash_key(key) == hashlib.sha256(key.encode()).hexdigest()

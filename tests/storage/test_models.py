@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy import DateTime
 
 from hookline.storage.connector import SQLITE_DIALECT
 from hookline.storage.models import UTCDateTime
@@ -46,3 +49,25 @@ def test_text_written_by_others_reads_as_utc(text: str | None, expected: datetim
     read = _READ(text)
     assert read == expected == UTCDateTime().process_result_value(text, SQLITE_DIALECT)
     assert read is None or read.tzinfo is UTC
+
+
+_OFFSETS = st.integers(min_value=-23 * 60, max_value=23 * 60).map(
+    lambda minutes: timezone(timedelta(minutes=minutes))
+)
+
+
+@given(
+    st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+    st.one_of(st.none(), st.just(UTC), _OFFSETS),
+)
+def test_a_timestamp_is_stored_as_sqlalchemys_own_sqlite_text(
+    naive: datetime, zone: timezone | None
+) -> None:
+    """The bind processor spells what ``process_bind_param`` and SQLAlchemy's SQLite
+    ``DATETIME`` spelled before it (rows written by either read the same, sort the same)."""
+    value = naive if zone is None else naive.replace(tzinfo=zone)
+    sqlalchemys = DateTime().dialect_impl(SQLITE_DIALECT).bind_processor(SQLITE_DIALECT)
+    assert sqlalchemys is not None
+    expected = sqlalchemys(UTCDateTime().process_bind_param(value, SQLITE_DIALECT))
+    assert _WRITE is not None and _WRITE(value) == expected
+    assert _WRITE(None) is None

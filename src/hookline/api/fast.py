@@ -7,26 +7,33 @@ route's plan: about a third of a POST's CPU before any of its own work (docs/ben
 tenth round). This layer, in front of the whole app (FastAPI's own outer layers included),
 does that work once, for the requests it is sure of, and calls the very handlers the routes
 call (``api.contacts.created``, ``found``, ``updated``). ``PATCH /v1/contacts/{contact_id}``
-is answered the same way.
+and the list page, ``GET /v1/contacts`` with its query (``api.contacts.list_contacts``), are
+answered the same way.
 
 It is safe by construction rather than by re-implementing every rule: it answers a request only
 when everything the full app would check first is known to pass, and it decides that before
 any side effect. Anything else goes to the full app untouched (the body it read is replayed):
 
 * the head: the method and path of a hot route (the contact id of the shape ids have), no query
-  string, no ``root_path``, HTTP/1.1 with one Host and a head within the limit, no header that
-  the routes read repeated, no ``Idempotency-Key`` (the guard lives in the full app), no
+  string but the list's, no ``root_path``, HTTP/1.1 with one Host and a head within the limit,
+  no header that the routes read repeated, no ``Idempotency-Key`` (the guard lives in the full
+  app), no
   ``Transfer-Encoding``; for a POST or PATCH a ``Content-Length`` within the body limit and a
   JSON ``Content-Type``, for a GET no ``Content-Length``; a ``Bearer`` key of the right shape;
 * the body (POST, PATCH): read whole, nested no deeper than the body guard allows, valid as
   ``ContactCreate`` or ``ContactUpdate`` (these are pure, so the order in which the full app
   runs them, after the key, changes nothing);
+* the list's query: accepted by the route's own plan (``api.routing.Plan.query_arguments``:
+  no unknown parameter, no control character, each value valid by FastAPI's field for it), whose
+  values are then the very arguments the full app would pass; a query it refuses is the full
+  app's 422;
 * the key: it exists, is live and has the route's scope (a read, no side effect).
 
 Only then does it charge the key's rate-limit budget (a limiter that fails leaves the request
 to the full app too), and from there it answers everything
 itself, exactly as the full app would: the 429 past the budget, the handler's response or its
-``ApiError`` (the 404 of an unknown contact), and the 500/503 of an unexpected exception, each
+``ApiError`` (the 404 of an unknown contact, the list's 422 for a cursor or phone number its
+handler refuses), and the 500/503 of an unexpected exception, each
 with ``X-Request-Id`` and the ``RateLimit`` headers in the full app's order, one metrics sample
 under the route's template and one access-log line. ``tests/api/test_fast.py`` sends the same
 requests, hypothesis-generated and bad ones included, through both and compares the answers.
@@ -41,11 +48,13 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypeVar
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -55,7 +64,7 @@ from hookline.api.body import MAX_JSON_DEPTH, ClientGone, json_too_deep, read_bo
 from hookline.api.deps import bearer_token, is_json_media, remember_use
 from hookline.api.errors import error_for_unexpected, error_json
 from hookline.api.middleware import error_message, log_request, request_id_for
-from hookline.api.routing import validate_body
+from hookline.api.routing import DirectRoute, Plan, validate_body
 from hookline.domain import keys
 from hookline.domain.keys import AuthContext
 from hookline.errors import ApiError, Unauthenticated
@@ -103,7 +112,11 @@ class _Hot:
     scope_needed: str
     token: str
     client_request_id: str | None
-    contact_id: str | None  # GET and PATCH
+    contact_id: str | None  # GET and PATCH of one contact
+
+    @property
+    def lists(self) -> bool:
+        return self.method == "GET" and self.contact_id is None
 
 
 _NEEDED = {"POST": "contacts:write", "GET": "contacts:read", "PATCH": "contacts:write"}
@@ -112,7 +125,7 @@ _NEEDED = {"POST": "contacts:write", "GET": "contacts:read", "PATCH": "contacts:
 def _hot_route(scope: Scope, max_body_bytes: int) -> _Hot | None:
     method, path = scope["method"], scope["path"]
     contact_id: str | None = None
-    if method == "POST" and path == _CONTACTS:
+    if path == _CONTACTS and method in ("POST", "GET"):
         route = _CONTACTS
     elif method in ("GET", "PATCH") and path.startswith(_CONTACT_PREFIX):
         contact_id = path[len(_CONTACT_PREFIX) :]
@@ -121,7 +134,10 @@ def _hot_route(scope: Scope, max_body_bytes: int) -> _Hot | None:
         route = _CONTACT_PREFIX + "{contact_id}"
     else:
         return None
-    if scope.get("query_string") or scope.get("root_path") or scope.get("http_version") != "1.1":
+    # Only the list reads a query (its plan checks it, ``FastPath._listing``).
+    if scope.get("query_string") and not (method == "GET" and route == _CONTACTS):
+        return None
+    if scope.get("root_path") or scope.get("http_version") != "1.1":
         return None
     headers = _read_once(scope)
     if headers is None or b"host" not in headers:
@@ -236,7 +252,9 @@ class FastPath:
             return
         body = b""
         answer: Answer | None
-        if hot.method == "GET":
+        if hot.lists:
+            answer = self._listing(scope)
+        elif hot.method == "GET":
             answer = self._reading(hot.contact_id or "")
         else:
             try:
@@ -292,6 +310,40 @@ class FastPath:
             return await contacts.updated(db, context.account_id, contact_id, changes)
 
         return update
+
+    def _listing(self, scope: Scope) -> Answer | None:
+        """The list's handler, if the query is one the route accepts: checked by the route's
+        own plan (unknown and control-character parameters, then each value by FastAPI's field
+        for it), so the values are the ones the full app would pass, and any 422 is its."""
+        plan = self._list_plan
+        if plan is None:
+            return None
+        request = Request(scope)
+        try:
+            query = plan.query_arguments(request)
+        except Exception:
+            return None
+        db: Database = self.state.db
+
+        async def listing(context: AuthContext) -> Response:
+            return await contacts.list_contacts(request, context, db, **query)
+
+        return listing
+
+    @cached_property
+    def _list_plan(self) -> Plan | None:
+        """The plan of the route the full app runs for ``GET /v1/contacts``."""
+        return next(
+            (
+                route.plan
+                for route in contacts.router.routes
+                if isinstance(route, DirectRoute)
+                and route.path == _CONTACTS
+                and route.methods == {"GET"}
+                and route.endpoint is contacts.list_contacts
+            ),
+            None,
+        )
 
     def _reading(self, contact_id: str) -> Answer:
         db: Database = self.state.db

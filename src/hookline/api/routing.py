@@ -85,9 +85,12 @@ class DirectRoute(APIRoute):
             endpoint = idempotency.guard(endpoint)
         super().__init__(path, endpoint, **kwargs)
 
+    plan: Plan | None = None
+    """The route's plan, when it has one (``api.fast`` reads a list's query with it)."""
+
     def get_route_handler(self) -> Handler:
         shape = _RequestShape.of(self.dependant)
-        plan = _plan_for(self.dependant, shape)
+        plan = self.plan = _plan_for(self.dependant, shape)
         handler = (
             plan.handler
             if plan is not None
@@ -163,7 +166,7 @@ def _guards_of(dependant: Dependant) -> tuple[_Dependency, ...]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Plan:
+class Plan:
     endpoint: Callable[..., Awaitable[Response]]
     request_name: str | None
     path_names: tuple[str, ...]
@@ -179,14 +182,12 @@ class _Plan:
             value = await dependency(request)
             if name is not None:
                 arguments[name] = value
-        self.shape.check(request)
         if self.request_name is not None:
             arguments[self.request_name] = request
         path_params = request.path_params
         for name in self.path_names:
             arguments[name] = path_params[name]
-        if self.query:
-            arguments.update(_query_arguments(self.query, request))
+        arguments.update(self.query_arguments(request))
         if self.body is not None:
             name, model = self.body
             arguments[name] = validate_body(model, await request.body())
@@ -194,6 +195,13 @@ class _Plan:
         if not isinstance(response, Response):
             raise TypeError(f"{self.endpoint.__qualname__} must return a Response")
         return response
+
+    def query_arguments(self, request: Request) -> dict[str, Any]:
+        """The request's shape checked, then its query parameters' values by name; the 422
+        of either, as the route answers it. Pure (no side effect), so ``api.fast`` runs it
+        before deciding to answer a request itself."""
+        self.shape.check(request)
+        return _query_arguments(self.query, request) if self.query else {}
 
 
 def _query_arguments(fields: tuple[Any, ...], request: Request) -> dict[str, Any]:
@@ -211,7 +219,7 @@ def _query_arguments(fields: tuple[Any, ...], request: Request) -> dict[str, Any
                     {"type": "missing", "loc": loc, "msg": "Field required", "input": None}
                 )
                 continue
-            value = copy.deepcopy(field.default)
+            value = _copy_of(field.default)
             if not field.field_info.validate_default:
                 values[field.name] = value
                 continue
@@ -223,6 +231,15 @@ def _query_arguments(fields: tuple[Any, ...], request: Request) -> dict[str, Any
     if errors:
         raise RequestValidationError(errors)
     return values
+
+
+_ATOMIC = (type(None), bool, int, float, str)
+
+
+def _copy_of(default: Any) -> Any:
+    """FastAPI's ``deepcopy`` of a default, without the call for the atomic values that it
+    returns as they are (a list's ``limit`` and its ``None`` filters: six calls a page)."""
+    return default if type(default) in _ATOMIC else copy.deepcopy(default)
 
 
 def _scalar_query(field: Any) -> bool:
@@ -281,7 +298,7 @@ def validate_body(model: type[BaseModel], body: bytes) -> BaseModel:
         ) from None
 
 
-def _plan_for(dependant: Dependant, shape: _RequestShape | None = None) -> _Plan | None:
+def _plan_for(dependant: Dependant, shape: _RequestShape | None = None) -> Plan | None:
     call = dependant.call
     if call is None or not inspect.iscoroutinefunction(call) or not _returns_response(call):
         return None
@@ -305,7 +322,7 @@ def _plan_for(dependant: Dependant, shape: _RequestShape | None = None) -> _Plan
         if not (isinstance(model, type) and issubclass(model, BaseModel)):
             return None
         body = (field.name, model)
-    return _Plan(
+    return Plan(
         endpoint=call,
         request_name=dependant.request_param_name,
         path_names=tuple(field.name for field in dependant.path_params),
@@ -339,7 +356,7 @@ def _request_only(dependant: Dependant) -> _Dependency | None:
 
 
 def _needs_fastapi(dependant: Dependant, *, query_ok: bool = False) -> bool:
-    """Parameters only FastAPI's own solver fills in (scalar query parameters: ``_Plan``)."""
+    """Parameters only FastAPI's own solver fills in (scalar query parameters: ``Plan``)."""
     return bool(
         (dependant.query_params and not query_ok)
         or dependant.header_params

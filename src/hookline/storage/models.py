@@ -64,6 +64,11 @@ class UTCDateTime(TypeDecorator[datetime]):
             return _sqlite_utc
         return super().result_processor(dialect, coltype)
 
+    def bind_processor(self, dialect: Dialect) -> Any:
+        if dialect.name == "sqlite":
+            return _sqlite_text
+        return super().bind_processor(dialect)
+
 
 def _sqlite_utc(value: str | None) -> datetime | None:
     """SQLite's stored text (``2026-11-22 15:04:05.123000``, UTC) as an aware datetime, in one
@@ -75,6 +80,17 @@ def _sqlite_utc(value: str | None) -> datetime | None:
         return datetime.fromisoformat(value + "+00:00")  # timezone.utc itself, no replace()
     except ValueError:  # text that carries its own offset
         return datetime.fromisoformat(value).astimezone(UTC)
+
+
+def _sqlite_text(value: datetime | None) -> str | None:
+    """``value`` as SQLite stores it (``2026-11-22 15:04:05.123000``, UTC), in one C call:
+    ``process_bind_param`` and then SQLAlchemy's formatting took 3.9 µs a value, three per
+    ``POST /v1/contacts``. The same text, as ``tests/storage/test_models.py`` holds."""
+    if value is None:
+        return None
+    if value.tzinfo is not UTC:
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return value.isoformat(" ", "microseconds")[:-6]  # without its "+00:00"
 
 
 Json = JSON().with_variant(JSONB(), "postgresql")
