@@ -5,7 +5,8 @@ bench``, whose delivery phase measures the same thing for this tree alone).
 Environment: ``BENCH_TREES`` (``name=path/to/src`` pairs, comma-separated; default this
 checkout as ``this``), ``BENCH_BACKENDS`` (``sqlite,postgres``), ``BENCH_RATES`` (POST/s per
 backend, e.g. ``sqlite=268,postgres=239``), ``BENCH_SECONDS`` (window, default 5),
-``BENCH_ROUNDS`` (default 3). Every (tree, plain/noisy) pair runs once per round on a fresh
+``BENCH_ROUNDS`` (default 3), ``BENCH_NOISE`` (the bad endpoints of a noisy window, default
+``hang,fail``). Every (tree, plain/noisy) pair runs once per round on a fresh
 server and database, rounds interleaved; it prints each window's p50/p99, the server process's
 CPU per POST (and PostgreSQL's, the whole cluster's), and the attempts made to the failing
 endpoint, then the medians per tree.
@@ -50,6 +51,12 @@ class Window:
 def _trees() -> dict[str, str]:
     spec = os.environ.get("BENCH_TREES", f"this={ROOT / 'src'}")
     return dict(pair.split("=", 1) for pair in spec.split(","))
+
+
+def _noise() -> list[str]:
+    """The bad endpoints beside the healthy one in a noisy window (``BENCH_NOISE``, default
+    ``hang,fail``): one alone tells which of them costs the healthy endpoint its latency."""
+    return os.environ.get("BENCH_NOISE", "hang,fail").split(",")
 
 
 def _rates() -> dict[str, float]:
@@ -127,7 +134,7 @@ def _window(
         healthy = f"healthy-{tag}"
         delivery.create_webhook(server.base_url, account.api_key, f"{receiver.base_url}/{healthy}")
         if noisy:
-            for kind in ("hang", "fail"):
+            for kind in _noise():
                 delivery.create_webhook(
                     server.base_url, account.api_key, f"{receiver.base_url}/{kind}-{tag}"
                 )
