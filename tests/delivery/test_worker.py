@@ -396,6 +396,47 @@ async def test_a_delivery_at_a_trickle_costs_one_claim_round(
     assert rounds == 3
 
 
+async def test_a_failing_endpoint_beside_a_healthy_one_costs_no_extra_round(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each event goes to both endpoints in one round. The failing endpoint's finished sends
+    free slots nobody waits for, and its retries fall due long after the scheduler's next
+    look: neither may wake the scheduler for a round of its own, which the healthy endpoint's
+    next event would then wait behind (issue 19, isolation)."""
+    account = await env.account()
+    rounds = 0
+    claim = manager.dispatch_and_claim
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal rounds
+        rounds += 1
+        return await claim(*args, **kwargs)
+
+    def attempted(count: int):  # type: ignore[no-untyped-def]
+        async def check() -> bool:
+            rows = await env.deliveries()
+            return sum(row.attempts for row in rows) >= 2 * count
+
+        return check
+
+    monkeypatch.setattr(manager, "dispatch_and_claim", counted)
+    async with Receiver() as failing, Receiver() as healthy:
+        failing.respond(500)
+        await env.webhook(account, failing.url)
+        await env.webhook(account, healthy.url)
+        worker = await env.worker(delivery_poll_seconds=30)
+        for sent in range(1, 5):
+            if sent == 2:
+                rounds = 0  # the first event let the start-up's own wake-ups pass
+            await env.event(account)
+            worker.wakeup.events_committed()
+            await healthy.wait_for(sent, timeout=5)
+            await failing.wait_for(sent, timeout=5)
+            await eventually(attempted(sent), what=f"{sent} attempts per endpoint recorded")
+            await eventually(_idle(worker), what="the worker to go idle")
+    assert rounds == 3
+
+
 @pytest.mark.parametrize(
     "limit",
     [{"delivery_per_endpoint_concurrency": 2}, {"delivery_concurrency": 2}],
