@@ -415,7 +415,7 @@ async def test_a_failing_endpoint_beside_a_healthy_one_costs_no_extra_round(
     def attempted(count: int):  # type: ignore[no-untyped-def]
         async def check() -> bool:
             rows = await env.deliveries()
-            return sum(row.attempts for row in rows) >= 2 * count
+            return bool(sum(row.attempts for row in rows) >= 2 * count)
 
         return check
 
