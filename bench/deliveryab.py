@@ -7,18 +7,24 @@ backend and number of workers, every variant gets a fresh database with one webh
 receiver) and ``--events`` undispatched events, then ``--workers`` ``hookline worker``
 processes of its build (one: the server core; two: one per core, as in ``bench.delivery``).
 The figures are the receipts' rate (first to last receipt) and the workers' CPU per delivery
-from the first receipt on (start-up excluded), medians over ``BENCH_ROUNDS`` (default 3).
+from the first receipt on (start-up excluded), medians over ``BENCH_ROUNDS`` (default 3). Each
+round also runs the bare aiohttp client loop (``bench.clientloop``, on the server core, to the
+same receiver, ``--events`` requests), the ceiling ``bench.delivery`` compares with: the table
+gives each variant's median rate against the loop's median ("vs loop", target >= 0.5x with one
+worker) and two workers' against one's ("vs 1 worker", target >= 1.3x).
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import contextlib
 import os
 import shutil
 import signal
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -29,7 +35,7 @@ from tests.support.postgres import running_postgres
 
 from bench.ab import Variant, _source
 from bench.delivery import (
-    api_only_server,
+    client_loop,
     cpu_seconds,
     create_webhook,
     preload_events,
@@ -40,21 +46,26 @@ from bench.delivery import (
 from bench.env import hookline_env, pin_postgres, sqlite_url
 from bench.procs import (
     LOAD_CORE,
+    SERVER_CORE,
     Proc,
     children_of,
+    start_hookline,
     start_module,
 )
 from bench.seed import seed_account
 from hookline.settings import Settings
 
 FIRST_RECEIPT_TIMEOUT = 60.0
-# BENCH_PROFILE=dir: py-spy (if installed) records the first worker of every drain there.
+# BENCH_PROFILE=dir: py-spy (if installed) records every worker of every drain there, from the
+# first receipt on (BENCH_PROFILE_GIL=1: only samples holding the GIL).
+PROFILE_GIL = os.environ.get("BENCH_PROFILE_GIL", "") == "1"
 PROFILE_DIR = os.environ.get("BENCH_PROFILE", "")
 
 
 def _profile(proc: Proc, name: str) -> subprocess.Popen[bytes]:
     out = Path(PROFILE_DIR) / f"{name}.txt"
-    command = ["py-spy", "record", "--pid", str(proc.process.pid), "--format", "raw", "--gil"]
+    command = ["py-spy", "record", "--pid", str(proc.process.pid), "--format", "raw"]
+    command += ["--gil"] if PROFILE_GIL else ["--threads"]
     return subprocess.Popen(
         [*command, "--rate", "200", "--output", str(out)],
         stdout=subprocess.DEVNULL,
@@ -74,6 +85,19 @@ def _load_cpu(receiver: Proc, postmaster: int | None) -> float:
     return total
 
 
+def _runqueue_seconds(pid: int) -> float:
+    """Seconds the process's threads so far spent runnable but waiting for a core
+    (``/proc/<pid>/task/*/schedstat``, 2nd field): time another process had the core."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int((task / "schedstat").read_text().split()[1])
+    return total / 1e9
+
+
+Drain = tuple[float, float, int, float, float, float]
+
+
 def _drain(
     url: str,
     name: str,
@@ -83,30 +107,46 @@ def _drain(
     workers: int,
     events: int,
     work: Path,
-) -> tuple[float, float, int, float]:
-    """Deliveries/s, worker CPU µs per delivery, duplicates, and the receiver's and
-    PostgreSQL's CPU µs per delivery, of one drain."""
-    account = seed_account(Settings(database_url=url, secret_key="x"), name, 0)
-    api = api_only_server(url, work, f"api-{name}")
+) -> Drain:
+    """Of one drain: deliveries/s, worker CPU µs per delivery, duplicates, the receiver's and
+    PostgreSQL's CPU µs per delivery, and each worker's share of the drain on a core (busy) and
+    runnable but waiting for one (run queue): busy well below 1 with a small run-queue share
+    means the worker waited on I/O (the database, the receiver), not for CPU."""
+    # Each build migrates its own database: the schema is part of what is compared (an index
+    # of one build must not speed up the other's claims).
+    subprocess.run(
+        [sys.executable, "-m", "hookline", "migrate"],
+        env={**os.environ, **env},
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    account = seed_account(Settings(database_url=url, secret_key="x"), name, 0, migrate=False)
+    api = start_hookline(f"api-{name}", env, core=SERVER_CORE, log_dir=work)
     try:
         create_webhook(api.base_url, account.api_key, f"{receiver.base_url}/{name}")
     finally:
         api.stop()
     preload_events(url, account.account_id, events)
     started = start_workers(name, env, workers, work)
-    spy = _profile(started[0], name) if PROFILE_DIR else None
+    spies: list[subprocess.Popen[bytes]] = []
     try:
         deadline = time.monotonic() + FIRST_RECEIPT_TIMEOUT
         while receiver_stats(receiver, name)["count"] == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
+        if PROFILE_DIR:  # the drain only: start-up and imports are not delivery work
+            spies = [_profile(proc, f"{name}_w{i}") for i, proc in enumerate(started)]
         cpu0 = sum(cpu_seconds(p.process.pid) for p in started)
+        queued0 = sum(_runqueue_seconds(p.process.pid) for p in started)
         load0 = _load_cpu(receiver, postmaster)
-        count0 = receiver_stats(receiver, name)["count"]
+        count0, clock0 = receiver_stats(receiver, name)["count"], time.monotonic()
         stats = wait_received(receiver, name, events)
         cpu1 = sum(cpu_seconds(p.process.pid) for p in started)
+        queued1 = sum(_runqueue_seconds(p.process.pid) for p in started)
         load1 = _load_cpu(receiver, postmaster)
+        wall = max(1e-9, (time.monotonic() - clock0) * workers)
     finally:
-        if spy is not None:
+        for spy in spies:
             spy.send_signal(signal.SIGINT)
             spy.wait(timeout=60)
         for proc in started:
@@ -118,7 +158,43 @@ def _drain(
     lost = events - stats["unique"]
     if lost:
         print(f"  {name}: {lost} LOST", flush=True)
-    return rate, per, stats["duplicates"], (load1 - load0) * 1e6 / delivered
+    load = (load1 - load0) * 1e6 / delivered
+    return rate, per, stats["duplicates"], load, (cpu1 - cpu0) / wall, (queued1 - queued0) / wall
+
+
+def _table(
+    variants: list[Variant],
+    backends: list[str],
+    counts: list[int],
+    runs: dict[tuple[str, int, str], list[Drain]],
+    loop: float,
+) -> None:
+    print(f"bare aiohttp client loop (median): {loop:,.0f}/s")
+    print(
+        "| backend | workers | variant | deliveries/s | vs first | vs loop | vs 1 worker"
+        " | worker CPU µs/delivery | receiver + PostgreSQL CPU µs/delivery"
+        " | worker busy / run queue |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rate_of = {key: statistics.median(r[0] for r in got) for key, got in runs.items()}
+    for backend in backends:
+        for workers in counts:
+            first = rate_of[(backend, workers, variants[0].name)]
+            for variant in [v.name for v in variants]:
+                got = runs[(backend, workers, variant)]
+                rate = rate_of[(backend, workers, variant)]
+                one = rate_of.get((backend, 1, variant))
+                scale = f"{rate / one:.2f}x" if one and workers > 1 else ""
+                cpu = statistics.median(r[1] for r in got)
+                load = statistics.median(r[3] for r in got)
+                busy = statistics.median(r[4] for r in got)
+                queued = statistics.median(r[5] for r in got)
+                print(
+                    f"| {backend} | {workers} | {variant} | {rate:,.0f} | {rate / first:.2f}x"
+                    f" | {rate / loop:.2f}x | {scale}"
+                    f" | {cpu:,.0f} ({' '.join(f'{r[1]:.0f}' for r in got)}) | {load:,.0f}"
+                    f" | {busy:.2f} / {queued:.2f} |"
+                )
 
 
 def main() -> int:
@@ -132,7 +208,8 @@ def main() -> int:
     counts = [int(n) for n in args.workers.split(",")]
     rounds = int(os.environ.get("BENCH_ROUNDS", "3"))
     work = Path(tempfile.mkdtemp(prefix="hookline-bench-dab-"))
-    runs: dict[tuple[str, int, str], list[tuple[float, float, int, float]]] = defaultdict(list)
+    runs: dict[tuple[str, int, str], list[Drain]] = defaultdict(list)
+    loops: list[float] = []
     try:
         with ExitStack() as stack:
             pg = stack.enter_context(running_postgres()) if "postgres" in backends else None
@@ -146,7 +223,11 @@ def main() -> int:
                 v.name: dict(PYTHONPATH=str(_source(v.rev, work / "src")), **v.env)
                 for v in args.variants
             }
+            secret = "whsec_" + base64.b64encode(os.urandom(24)).decode()
             for round_no in range(rounds):
+                loop = client_loop(receiver, secret, args.events)
+                loops.append(float(loop["rate"]))
+                print(f"  r{round_no} bare aiohttp loop: {loop['rate']:,.0f}/s", flush=True)
                 names = [v.name for v in args.variants]
                 if round_no % 2:
                     names.reverse()
@@ -156,40 +237,26 @@ def main() -> int:
                             tag = f"d{round_no}_{backend}_{workers}_{variant.lower()}"
                             url = pg.create_database(tag) if backend == "postgres" and pg else ""
                             url = url or sqlite_url(work, tag)
-                            env = hookline_env(
-                                url,
-                                HOOKLINE_DELIVERY_PER_ENDPOINT_CONCURRENCY="64",
+                            # A variant's own settings win over the bench's.
+                            env = {
+                                **hookline_env(
+                                    url, HOOKLINE_DELIVERY_PER_ENDPOINT_CONCURRENCY="64"
+                                ),
                                 **envs[variant],
-                            )
+                            }
                             result = _drain(
                                 url, tag, receiver, postmaster, env, workers, args.events, work
                             )
                             runs[(backend, workers, variant)].append(result)
                             print(
                                 f"  {tag}: {result[0]:,.0f}/s {result[1]:,.0f} µs/delivery"
-                                f" dup={result[2]} load core {result[3]:,.0f} µs/delivery",
+                                f" dup={result[2]} load core {result[3]:,.0f} µs/delivery"
+                                f" worker busy {result[4]:.2f} run queue {result[5]:.2f}",
                                 flush=True,
                             )
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(
-        "| backend | workers | variant | deliveries/s | vs first | worker CPU µs/delivery"
-        " | receiver + PostgreSQL CPU µs/delivery |"
-    )
-    print("|---|---|---|---|---|---|---|")
-    for backend in backends:
-        for workers in counts:
-            base = args.variants[0].name
-            first = statistics.median(r[0] for r in runs[(backend, workers, base)])
-            for variant in [v.name for v in args.variants]:
-                got = runs[(backend, workers, variant)]
-                rate = statistics.median(r[0] for r in got)
-                cpu = statistics.median(r[1] for r in got)
-                load = statistics.median(r[3] for r in got)
-                print(
-                    f"| {backend} | {workers} | {variant} | {rate:,.0f} | {rate / first:.2f}x"
-                    f" | {cpu:,.0f} ({' '.join(f'{r[1]:.0f}' for r in got)}) | {load:,.0f} |"
-                )
+    _table(args.variants, backends, counts, runs, statistics.median(loops))
     return 0
 
 

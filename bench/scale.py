@@ -10,23 +10,37 @@ phase. Two delivery workers against one are in ``delivery.py`` (``workers=2``).
 
 ``python -m bench.scale`` runs this phase alone and prints the figures (``BENCH_QUICK=1``: a
 short smoke run; ``BENCH_SECONDS=n`` sets the seconds per wrk run).
+
+``BENCH_TREES="A=main B=."`` makes it an interleaved A/B of source trees instead (each a git
+revision, ``.`` or a directory with a ``src``, as in ``bench.ab``; ``A=main:HOOKLINE_X=1`` gives
+that server a setting): for each backend of ``BENCH_BACKENDS`` (default ``sqlite,postgres``) and
+tree, ``--workers 1`` and ``--workers 2``, with where each run's CPU went: every server process,
+wrk and PostgreSQL, as µs per request and as the share of a core each used, and how many of
+wrk's connections each server process accepted.
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import shutil
+import statistics
+import subprocess
 import tempfile
-from dataclasses import replace
+import threading
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tests.support.postgres import PostgresServer, running_postgres
 
 from bench import api, wrk
+from bench.ab import Variant
+from bench.ab import _source as ab_source
 from bench.config import Plan, current_plan
 from bench.env import CONTACT_BODY, auth_headers, hookline_env, pin_postgres, sqlite_url
 from bench.figures import Figure, Run
-from bench.procs import SERVER_CORE, Proc, start_hookline, start_module
+from bench.procs import SERVER_CORE, Proc, children_of, start_hookline, start_module
 from bench.seed import seed_account
 from hookline.settings import Settings
 
@@ -123,7 +137,199 @@ def api_processes(
     report(run, plan, api.measure(plan, targets))
 
 
+@dataclass
+class _Split:
+    """Where one wrk run's CPU went."""
+
+    rps: float
+    p99_ms: float
+    processes_us: list[float]  # per request, the supervisor first
+    processes_busy: list[float]  # share of a core
+    wrk_us: float
+    wrk_busy: float
+    postgres_us: float
+    postgres_busy: float
+    connections: list[int]  # accepted by each child (by the one process with --workers 1)
+
+
+def _cpu(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _tree_of(pid: int) -> list[int]:
+    return [pid, *(grandchild for child in children_of(pid) for grandchild in _tree_of(child))]
+
+
+def _connections_by_process(port: int) -> dict[int, int]:
+    listing = subprocess.run(
+        ["ss", "-tnpH", "state", "established", f"sport = :{port}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
+    counts: dict[int, int] = {}
+    for line in listing.splitlines():
+        if "pid=" in line:
+            pid = int(line.split("pid=")[1].split(",")[0])
+            counts[pid] = counts.get(pid, 0) + 1
+    return counts
+
+
+def _split_run(plan: Plan, target: api.Target, postmaster: int) -> _Split:
+    """One wrk run of ``target``, with the CPU of each part over the same run."""
+    server = target.proc.process.pid
+    processes, postgres = _tree_of(server), _tree_of(postmaster)
+    before = {pid: _cpu(pid) for pid in processes}
+    postgres_before = sum(_cpu(pid) for pid in postgres)
+    wrk_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    accepted: dict[int, int] = {}
+    assert target.proc.port is not None
+    counter = threading.Timer(
+        plan.duration / 2, lambda: accepted.update(_connections_by_process(target.proc.port or 0))
+    )
+    started = time.monotonic()
+    counter.start()
+    result = wrk.run(
+        target.proc.base_url, target.request, connections=plan.connections, seconds=plan.duration
+    )
+    counter.join()
+    wall = time.monotonic() - started
+    wrk_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = {pid: _cpu(pid) - before[pid] for pid in processes}
+    postgres_used = sum(_cpu(pid) for pid in _tree_of(postmaster)) - postgres_before
+    wrk_used = sum(getattr(wrk_after, f) - getattr(wrk_before, f) for f in ("ru_utime", "ru_stime"))
+    per_request = 1e6 / max(1, result.requests)
+    children = processes[1:] or processes
+    return _Split(
+        result.rps,
+        result.p99_ms,
+        [used[pid] * per_request for pid in processes],
+        [used[pid] / wall for pid in processes],
+        wrk_used * per_request,
+        wrk_used / wall,
+        postgres_used * per_request,
+        postgres_used / wall,
+        [accepted.get(pid, 0) for pid in children],
+    )
+
+
+def ab_trees(variants: list[Variant], backends: list[str]) -> int:
+    """Interleaved rounds of ``--workers 1`` and ``2`` for every tree and backend."""
+    plan = current_plan()
+    seconds = os.environ.get("BENCH_SECONDS")
+    if seconds:
+        plan = replace(plan, duration=float(seconds))
+    work = Path(tempfile.mkdtemp(prefix="hookline-bench-scale-ab-"))
+    procs: list[Proc] = []
+    splits: dict[str, list[_Split]] = {}
+    try:
+        with running_postgres() as pg:
+            pin_postgres(pg)
+            postmaster = int((pg.data_dir / "postmaster.pid").read_text().splitlines()[0])
+            targets = []
+            for backend in backends:
+                for variant in variants:
+                    source = ab_source(variant.rev, work)
+                    for workers in (1, 2):
+                        name = f"scale-{backend}-{variant.name}-{workers}"
+                        url = (
+                            sqlite_url(work, name)
+                            if backend == "sqlite"
+                            else pg.create_database(name.replace("-", "_").lower())
+                        )
+                        account = seed_account(
+                            Settings(database_url=url, secret_key="x"), name, plan.small
+                        )
+                        env = {
+                            **hookline_env(
+                                url, HOOKLINE_WORKERS=str(workers), PYTHONPATH=str(source)
+                            ),
+                            **variant.env,
+                        }
+                        server = start_hookline(name, env, core=None, log_dir=work)
+                        procs.append(server)
+                        request = wrk.Request(
+                            "POST", "/v1/contacts", auth_headers(account.api_key), CONTACT_BODY
+                        )
+                        targets.append(
+                            api.Target(f"{backend} {variant.name} {workers}", server, request)
+                        )
+            for target in targets:
+                wrk.run(
+                    target.proc.base_url,
+                    target.request,
+                    connections=plan.connections,
+                    seconds=plan.warmup,
+                )
+            for round_no in range(plan.rounds):
+                print(f"  round {round_no + 1}/{plan.rounds}", flush=True)
+                for target in targets:
+                    split = _split_run(plan, target, postmaster)
+                    splits.setdefault(target.key, []).append(split)
+                    print(f"    {target.key}: {_describe(split)}", flush=True)
+            for proc in reversed(procs):
+                proc.stop()
+    except BaseException:
+        print(f"bench.scale: failed; process logs kept in {work}", flush=True)
+        raise
+    shutil.rmtree(work, ignore_errors=True)
+    _print_ab(splits, variants, backends)
+    return 0
+
+
+def _describe(split: _Split) -> str:
+    processes = " + ".join(
+        f"{us:.0f} µs ({busy:.2f})"
+        for us, busy in zip(split.processes_us, split.processes_busy, strict=True)
+    )
+    return (
+        f"{split.rps:,.0f} req/s, p99 {split.p99_ms:.1f} ms; CPU/req (share of a core): "
+        f"server {processes}; wrk {split.wrk_us:.0f} µs ({split.wrk_busy:.2f}); "
+        f"PostgreSQL {split.postgres_us:.0f} µs ({split.postgres_busy:.2f}); "
+        f"connections {split.connections}"
+    )
+
+
+def _print_ab(
+    splits: dict[str, list[_Split]], variants: list[Variant], backends: list[str]
+) -> None:
+    print("\nmedians: req/s (--workers 2 / 1), server CPU µs/req, p99 ms")
+    for backend in backends:
+        for variant in variants:
+            rates = {}
+            for workers in (1, 2):
+                runs = splits[f"{backend} {variant.name} {workers}"]
+                rates[workers] = statistics.median(s.rps for s in runs)
+                server_us = statistics.median(sum(s.processes_us) for s in runs)
+                p99 = statistics.median(s.p99_ms for s in runs)
+                print(
+                    f"  {backend} {variant.name} --workers {workers}: {rates[workers]:,.0f} req/s, "
+                    f"{server_us:.0f} µs, p99 {p99:.1f}"
+                )
+            ratios = [
+                two.rps / one.rps
+                for one, two in zip(
+                    splits[f"{backend} {variant.name} 1"],
+                    splits[f"{backend} {variant.name} 2"],
+                    strict=True,
+                )
+            ]
+            print(
+                f"  {backend} {variant.name}: --workers 2 / 1 = {rates[2] / rates[1]:.2f}x "
+                f"(per round: {', '.join(f'{r:.2f}' for r in ratios)}; "
+                f"target {TARGETS[backend]}x)"
+            )
+
+
 def main() -> int:
+    trees = os.environ.get("BENCH_TREES")
+    if trees:
+        backends = os.environ.get("BENCH_BACKENDS", "sqlite,postgres").split(",")
+        return ab_trees([Variant.parse(text) for text in trees.split()], backends)
     plan = current_plan()
     seconds = os.environ.get("BENCH_SECONDS")
     if seconds:

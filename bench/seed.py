@@ -36,15 +36,17 @@ class Account:
     """Up to ``SAMPLE_IDS`` contact ids spread over the whole account, for GET by id."""
 
 
-def seed_account(settings: Settings, name: str, contacts: int) -> Account:
-    """Migrate, create an account with a full-scope key and ``contacts`` contacts."""
-    return asyncio.run(_seed(settings, name, contacts))
+def seed_account(settings: Settings, name: str, contacts: int, *, migrate: bool = True) -> Account:
+    """Migrate (unless ``migrate`` is false: the caller migrated with the build it measures),
+    create an account with a full-scope key and ``contacts`` contacts."""
+    return asyncio.run(_seed(settings, name, contacts, migrate))
 
 
-async def _seed(settings: Settings, name: str, count: int) -> Account:
+async def _seed(settings: Settings, name: str, count: int, migrate: bool = True) -> Account:
     db = Database(settings)
     try:
-        await upgrade_to_head(db)
+        if migrate:
+            await upgrade_to_head(db)
         async with db.begin() as conn:
             account_id = await keys.create_account(conn, name)
             api_key, _record = await keys.create_key(conn, account_id, "bench")

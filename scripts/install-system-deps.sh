@@ -13,6 +13,7 @@ command -v redis-server >/dev/null || missing+=(redis-server)
 command -v wrk >/dev/null || missing+=(wrk)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+command -v ss >/dev/null || missing+=(iproute2)  # bench.scale counts each process's connections
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

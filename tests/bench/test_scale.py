@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import socket
+
 from bench.config import QUICK
 from bench.figures import Run
 
@@ -32,3 +35,16 @@ def test_the_ratio_of_two_processes_is_against_one_and_each_target_is_the_issues
     one = by_name["POST /v1/contacts on sqlite, --workers 1"]
     assert one.ceiling_name == "peer" and one.ceiling == 1_500
     assert "0.14x the echo" in one.note
+
+
+def test_connections_are_counted_by_the_process_that_accepted_them() -> None:
+    """The A/B mode's accept balance: established connections to the port, by owning pid."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+    accepted = [listener.accept()[0] for _ in clients]
+    try:
+        assert scale._connections_by_process(port) == {os.getpid(): 3}
+    finally:
+        for sock in (*clients, *accepted, listener):
+            sock.close()

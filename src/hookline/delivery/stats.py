@@ -70,40 +70,56 @@ def is_success(status: str) -> bool:
 
 
 def bucket_start(moment: datetime, span: int) -> datetime:
-    seconds = int(moment.timestamp()) // span * span
-    return datetime.fromtimestamp(seconds, UTC)
+    return datetime.fromtimestamp(_bucket_of(int(moment.timestamp()), span), UTC)
+
+
+def _bucket_of(second: int, span: int) -> int:
+    """The start (epoch seconds) of the ``span``-long bucket holding epoch second ``second``."""
+    return second // span * span
 
 
 def rollup_rows(attempts: Iterable[AttemptFacts]) -> list[dict[str, Any]]:
     """The counters a batch of attempts adds: per (webhook, span, bucket), one row per status
-    and one per latency bin."""
-    counts: Counter[tuple[str, int, datetime, str, int]] = Counter()
+    and one per latency bin, in one sorted order.
+
+    The attempts are first counted by (webhook, second, status, latency bin): a recorder batch
+    falls within a second or two, so the buckets and their datetimes are worked out per
+    distinct second, not per attempt and span (that was ~3% of a delivery worker's CPU)."""
+    seconds: Counter[tuple[str, int, str, int]] = Counter()
     for attempt in attempts:
+        second = int(attempt.started_at.timestamp())
         status = status_key(attempt.status_code)
-        latency = latency_bin(attempt.duration_ms)
+        seconds[(attempt.webhook_id, second, status, latency_bin(attempt.duration_ms))] += 1
+    counts: Counter[tuple[str, int, int, str, int]] = Counter()
+    for (hook, second, status, latency), n in seconds.items():
         for span in SPANS:
-            bucket = bucket_start(attempt.started_at, span)
-            counts[(attempt.webhook_id, span, bucket, status, ANY_LATENCY)] += 1
-            counts[(attempt.webhook_id, span, bucket, ANY_STATUS, latency)] += 1
-    return [
-        {
-            "webhook_id": hook,
-            "span": span,
-            "bucket_start": bucket,
-            "status": status,
-            "latency_bin": latency,
-            "attempts": n,
-        }
-        for (hook, span, bucket, status, latency), n in sorted(counts.items())
-    ]
+            start = _bucket_of(second, span)
+            counts[(hook, span, start, status, ANY_LATENCY)] += n
+            counts[(hook, span, start, ANY_STATUS, latency)] += n
+    starts: dict[int, datetime] = {}
+    rows = []
+    # Sorted with the bucket as epoch seconds: the same order as by its datetime.
+    for (hook, span, start, status, latency), n in sorted(counts.items()):
+        bucket = starts.get(start)
+        if bucket is None:
+            bucket = starts[start] = datetime.fromtimestamp(start, UTC)
+        rows.append(
+            {
+                "webhook_id": hook,
+                "span": span,
+                "bucket_start": bucket,
+                "status": status,
+                "latency_bin": latency,
+                "attempts": n,
+            }
+        )
+    return rows
 
 
 async def add_to_rollups(conn: Connection, attempts: Sequence[AttemptFacts]) -> None:
     """Count ``attempts`` in the rollups, in the caller's transaction. Rows are written in one
     sorted order, so concurrent recorders on PostgreSQL never deadlock on them."""
-    rows = rollup_rows(attempts)
-    if rows:
-        await conn.execute(queries.ADD_TO_ROLLUPS, rows)
+    await queries.add_to_rollups(conn, rollup_rows(attempts))
 
 
 async def prune_rollups(conn: Connection, cutoff: datetime) -> int:

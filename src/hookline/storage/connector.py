@@ -175,6 +175,23 @@ class SQLiteConnection(Connection):
         for part, row in zip(joint.insert.parts, joint.rows, strict=True):
             self.run(part, row)
 
+    def run_rendered(self, rendered: Sequence[tuple[str, Sequence[Any]]]) -> None:
+        """Statements already rendered (``rendered_joint``), which return no rows."""
+        try:
+            for sql, arguments in rendered:
+                self._raw.execute(sql, arguments)
+        except _SQLITE_INTEGRITY as exc:
+            raise IntegrityError(str(exc)) from exc
+
+
+def rendered_joint(joint: JointRows) -> list[tuple[str, Sequence[Any]]]:
+    """The SQL and arguments of ``joint``'s statements on SQLite, rendered (bind processors
+    and all) before the writer is taken, so that holding it costs only their execution."""
+    return [
+        compiled_for(part, SQLITE_DIALECT, row).render(row)
+        for part, row in zip(joint.insert.parts, joint.rows, strict=True)
+    ]
+
 
 @contextlib.contextmanager
 def savepoint(raw: sqlite3.Connection, name: str) -> Iterator[None]:
@@ -250,6 +267,11 @@ class Connector:
         async with self.read() as conn:
             return (await conn.execute(statement, params)).first()
 
+    async def commit_joint(self, joint: JointRows) -> None:
+        """Commit ``joint``'s rows as a write of their own, with other callers' (group
+        commit); returns once they are committed, or raises what refused them."""
+        raise NotImplementedError
+
     async def close(self) -> None:
         raise NotImplementedError
 
@@ -284,6 +306,9 @@ class SQLiteConnector(Connector):
 
     def transaction(self) -> contextlib.AbstractAsyncContextManager[Connection]:
         return self._group.unit()
+
+    async def commit_joint(self, joint: JointRows) -> None:
+        await self._group.commit_joint(joint)
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Connection]:
@@ -366,18 +391,57 @@ class _Batch:
 
     async def commit(self) -> None:
         try:
-            await asyncio.to_thread(self.raw.commit)  # fsync: off the loop
+            await asyncio.to_thread(self._commit_and_hand_over)  # fsync: off the loop
             self.done.set_result(None)
         except BaseException as exc:
-            if self.raw.in_transaction:
-                self.raw.rollback()
             self.done.set_exception(exc)
             # Its waiters raise it; retrieve it here so asyncio doesn't warn when none wait.
             self.done.exception()
             raise
+
+    def _commit_and_hand_over(self) -> None:
+        """COMMIT (or, if it fails, ROLLBACK), then let the next process's writer go, all on
+        the helper thread: handing over from the loop waited until the loop, busy with other
+        requests, next looked, and the other processes' writers waited that long too
+        (docs/benchmarks.md, change 50)."""
+        try:
+            self.raw.commit()
+        except BaseException:
+            if self.raw.in_transaction:
+                self.raw.rollback()
+            raise
         finally:
-            if self._turnstile is not None:  # the next process's writer may go now
+            if self._turnstile is not None:
                 self._turnstile.release()
+
+
+_QueuedJoint = tuple[list[tuple[str, Sequence[Any]]], "asyncio.Future[_Batch]"]
+
+
+def _write_joints(batch: _Batch, queued: list[_QueuedJoint]) -> None:
+    """Every queued caller's rows in ``batch``, and each caller's outcome on its future.
+
+    All of them in one SAVEPOINT first: a SAVEPOINT and a RELEASE per caller were half the
+    statements run while the writer is held. Should a constraint refuse any row (rare: the ids
+    are new), back to that SAVEPOINT and again, each caller in a SAVEPOINT of its own, so that
+    only the refused caller fails.
+    """
+    try:
+        with savepoint(batch.raw, "joints"):
+            for rendered, _ in queued:
+                batch.conn.run_rendered(rendered)
+    except Exception:
+        for rendered, placed in queued:
+            try:
+                with savepoint(batch.raw, "unit"):
+                    batch.conn.run_rendered(rendered)
+            except Exception as exc:  # these rows refused: this caller's alone
+                placed.set_exception(exc)
+            else:
+                placed.set_result(batch)
+        return
+    for _, placed in queued:
+        placed.set_result(batch)
 
 
 class _GroupCommit:
@@ -401,6 +465,8 @@ class _GroupCommit:
         self._lock = asyncio.Lock()
         self._queued = 0
         self._batch: _Batch | None = None
+        self._joints: list[_QueuedJoint] = []
+        self._joint_runners: set[asyncio.Task[None]] = set()
 
     async def _open(self) -> _Batch:
         raw = self._connect()
@@ -437,6 +503,63 @@ class _GroupCommit:
             self._lock.release()
         # shield: a cancelled caller (client gone) must not cancel the batch's shared future.
         await asyncio.shield(batch.done)
+
+    async def commit_joint(self, joint: JointRows) -> None:
+        """``joint``'s rows as a unit of a batch (``_write_joints``); returns once that batch
+        is committed (or raises what refused the rows, or the COMMIT's failure).
+
+        The caller does not run its rows itself: the rows queued meanwhile are run by one task,
+        back to back, in one step of the event loop (``_run_queued_joints``). ``unit()`` hands
+        the writer from one caller to the next through the loop, one turn each, and every turn
+        runs the other requests' work (parsing, auth, responses) with the write lock held; with
+        several processes (``serve --workers N``) the others' writers waited for those turns at
+        the turnstile, and two processes served little more than one (docs/benchmarks.md,
+        change 50). Here the lock is held for the statements and the COMMIT only.
+        """
+        placed: asyncio.Future[_Batch] = asyncio.get_running_loop().create_future()
+        self._joints.append((rendered_joint(joint), placed))
+        if len(self._joints) == 1:  # the first since the last run: start the next run
+            self._queued += 1  # a batch open now waits for it rather than commit without it
+            runner = asyncio.ensure_future(self._run_queued_joints())
+            self._joint_runners.add(runner)
+            runner.add_done_callback(self._joint_runners.discard)
+        # shield: a cancelled caller's rows are run all the same, like a unit already running.
+        batch = await asyncio.shield(placed)
+        await asyncio.shield(batch.done)
+
+    async def _run_queued_joints(self) -> None:
+        try:
+            await self._lock.acquire()
+        except BaseException as exc:  # cancelled (the loop is closing): nobody left waiting
+            self._fail_queued_joints(exc)
+            raise
+        finally:
+            self._queued -= 1
+        try:
+            try:
+                batch = self._batch or await self._open()
+            except BaseException as exc:
+                self._fail_queued_joints(exc)
+                return
+            # Taken after the open: rows queued while this waited for the writer join this run.
+            queued, self._joints = self._joints, []
+            batch.units += len(queued)
+            _write_joints(batch, queued)
+            if self._queued == 0 or batch.units >= self.MAX_UNITS:
+                self._batch = None
+                # A failed COMMIT reaches every caller through batch.done.
+                with contextlib.suppress(Exception):
+                    await batch.commit()
+        finally:
+            self._lock.release()
+
+    def _fail_queued_joints(self, exc: BaseException) -> None:
+        queued, self._joints = self._joints, []
+        for _, placed in queued:
+            if isinstance(exc, asyncio.CancelledError):
+                placed.cancel()
+            else:
+                placed.set_exception(exc)
 
 
 class PostgresConnector(Connector):

@@ -168,10 +168,11 @@ class Database:
         On PostgreSQL that transaction is a single statement in autocommit: atomic on its own, so
         it needs neither BEGIN nor COMMIT, and one round trip instead of four; concurrent callers'
         statements share one round trip and one commit (``connector._JointGroupCommit``). On
-        SQLite it is a ``begin()`` unit like any other, and so it is inside ``hold()``, where the
-        rows join the held transaction.
+        SQLite the rows queued together run back to back in the group commit's next batch
+        (``connector._GroupCommit.commit_joint``). Inside ``hold()`` the rows join the held
+        transaction.
         """
-        if not isinstance(self.connector, PostgresConnector) or self._held() is not None:
+        if self._held() is not None:
             async with self.begin() as conn:
                 await conn.insert_joint(joint)
             return

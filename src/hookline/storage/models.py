@@ -306,11 +306,13 @@ deliveries = Table(
         postgresql_where=text("status = 'pending'"),
     ),
     # Claims probe each webhook's own queue, so one endpoint's backlog is never scanned to reach
-    # another's deliveries (a hanging endpoint must not slow the others' claims).
+    # another's deliveries (a hanging endpoint must not slow the others' claims); in the claim's
+    # order (next_attempt_at, id), so a claim reads only the rows it takes, never sorts a backlog.
     Index(
         "ix_deliveries_webhook_due",
         "webhook_id",
         "next_attempt_at",
+        "id",
         sqlite_where=text("status = 'pending'"),
         postgresql_where=text("status = 'pending'"),
     ),

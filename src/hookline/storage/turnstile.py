@@ -28,42 +28,63 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import threading
 
 _TURNSTILES: dict[str, WriteTurnstile] = {}
 
 
 class WriteTurnstile:
+    """``release()`` may be called from any thread: a batch's COMMIT thread hands the lock over
+    as soon as its fsync returns (``connector._Batch``). ``_count`` orders the holders' count and
+    the ``flock`` calls that follow from it between the loop and such a thread."""
+
     def __init__(self, database_path: str) -> None:
         self._fd = os.open(f"{database_path}-writer.lock", os.O_RDWR | os.O_CREAT, 0o600)
         self.pid = os.getpid()
         self._holders = 0
+        self._count = threading.Lock()
 
     async def acquire(self) -> None:
-        if self._holders == 0:
-            try:
-                fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:  # another process holds it: wait on a thread, woken when it lets go
-                waiting = asyncio.ensure_future(
-                    asyncio.to_thread(fcntl.flock, self._fd, fcntl.LOCK_EX)
-                )
+        if self._join_or_lock_now():
+            return
+        # Another process holds it: wait on a thread, woken when it lets go.
+        waiting = asyncio.ensure_future(asyncio.to_thread(self._lock_when_free))
+        try:
+            await asyncio.shield(waiting)
+        except asyncio.CancelledError:
+            # The thread goes on and will get the lock: give it back when it does.
+            waiting.add_done_callback(self._release_if_taken)
+            raise
+
+    def _release_if_taken(self, waiting: asyncio.Future[None]) -> None:
+        if not waiting.cancelled() and waiting.exception() is None:
+            self.release()
+
+    def _join_or_lock_now(self) -> bool:
+        with self._count:
+            if self._holders == 0:
                 try:
-                    await asyncio.shield(waiting)
-                except asyncio.CancelledError:
-                    # The thread goes on and will get the lock: give it back when it does.
-                    waiting.add_done_callback(lambda _: self._unlock_if_unheld())
-                    raise
-        self._holders += 1
+                    fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    return False
+            self._holders += 1
+            return True
+
+    def _lock_when_free(self) -> None:
+        # Blocking, so outside ``_count``; a second taker of this process meanwhile waits here
+        # too, and both get it at once (a flock belongs to the open file, which is this one).
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        with self._count:
+            self._holders += 1
 
     def release(self) -> None:
-        if self._holders == 0:
-            return
-        self._holders -= 1
-        self._unlock_if_unheld()
-
-    def _unlock_if_unheld(self) -> None:
-        if self._holders == 0:
-            with contextlib.suppress(OSError):
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        with self._count:
+            if self._holders == 0:
+                return
+            self._holders -= 1
+            if self._holders == 0:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
 
 
 class TurnstilePlace:

@@ -5,14 +5,16 @@ by that count, their bounds parameters."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, delete, func, select, text, union_all
 
+from hookline.storage.connector import Connection
 from hookline.storage.models import UTCDateTime, attempt_rollups, delivery_attempts
 from hookline.storage.models import deliveries as dlv
+from hookline.storage.queries.deliveries import array_params, as_arrays
 from hookline.storage.statements import Query, QueryShapes
 
 # The same ON CONFLICT text runs on SQLite (>= 3.24) and PostgreSQL. Rows are given in one
@@ -25,6 +27,32 @@ ADD_TO_ROLLUPS = Query(
         "DO UPDATE SET attempts = attempt_rollups.attempts + excluded.attempts"
     ).bindparams(bindparam("bucket_start", type_=UTCDateTime()))
 )
+# PostgreSQL: a batch's counters in one statement (a recorder batch adds ~20 of them: one
+# execution each was 20 round trips' worth of work on both sides). unnest keeps the rows'
+# order (a Function Scan), and rollup_rows gives each key once, as ON CONFLICT requires.
+_ROLLUP_NAMES = ("webhook_id", "span", "bucket_start", "status", "latency_bin", "attempts")
+_ADD_TO_ROLLUPS_ON_POSTGRES = Query(
+    text(
+        "INSERT INTO attempt_rollups (webhook_id, span, bucket_start, status, latency_bin, "
+        "attempts) SELECT * FROM unnest(:a_webhook_id, :a_span, :a_bucket_start, :a_status, "
+        ":a_latency_bin, :a_attempts) "
+        "ON CONFLICT (webhook_id, span, bucket_start, status, latency_bin) "
+        "DO UPDATE SET attempts = attempt_rollups.attempts + excluded.attempts"
+    ).bindparams(*array_params(attempt_rollups, _ROLLUP_NAMES))
+)
+
+
+async def add_to_rollups(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Add each row's ``attempts`` to its counter (created at that count), in ``conn``'s
+    transaction and in the rows' order."""
+    if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        await conn.execute(_ADD_TO_ROLLUPS_ON_POSTGRES, as_arrays(rows, _ROLLUP_NAMES))
+    else:
+        await conn.execute_many(ADD_TO_ROLLUPS, list(rows))
+
+
 PRUNE_ROLLUPS = Query(
     delete(attempt_rollups).where(
         attempt_rollups.c.bucket_start < bindparam("cutoff", type_=UTCDateTime())

@@ -1,0 +1,104 @@
+"""What a delivery drain costs PostgreSQL, statement by statement.
+
+    python -m bench.deliverysql [--events 10000] [--workers 1] [--explain-ms 6]
+
+One drain as in ``bench.deliveryab`` (a fresh database, one webhook to the receiver, ``--events``
+preloaded events, ``hookline worker`` pinned as in the bench), on a PostgreSQL started with
+``pg_stat_statements`` (and ``auto_explain`` for statements slower than ``--explain-ms``, plans
+with ANALYZE and BUFFERS in ``--log``). Prints the drain's rate and, per statement, calls, total
+time, time per delivery, rows and rows per call: which statement's cost grows with what. Times
+are wall time inside PostgreSQL, which shares its core with the receiver: compare them within
+a run. Run it under the bench lock (``flock /work/wt/bench.lock``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from pathlib import Path
+
+from tests.support.postgres import PostgresServer, running_postgres
+
+from bench.delivery import (
+    api_only_server,
+    create_webhook,
+    preload_events,
+    start_workers,
+    wait_received,
+)
+from bench.env import hookline_env, pin_postgres
+from bench.procs import LOAD_CORE, Proc, start_module
+from bench.seed import seed_account
+from hookline.settings import Settings
+
+DATABASE = "drain"
+_STATEMENTS = """
+SELECT calls, round(total_exec_time::numeric, 1) AS ms,
+    round((total_exec_time * 1000 / {events})::numeric, 1) AS us_per_delivery,
+    rows, round(rows::numeric / calls, 1) AS rows_per_call,
+    left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS statement
+FROM pg_stat_statements
+WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{database}')
+ORDER BY total_exec_time DESC LIMIT 20
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=10_000)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--explain-ms", type=int, default=6)
+    parser.add_argument("--log", default="", help="copy PostgreSQL's log (the plans) here")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="hookline-bench-dsql-"))
+    try:
+        with running_postgres() as pg:
+            with (pg.data_dir / "postgresql.conf").open("a") as conf:
+                conf.write(
+                    "shared_preload_libraries = 'pg_stat_statements,auto_explain'\n"
+                    "pg_stat_statements.track = all\n"
+                    f"auto_explain.log_min_duration = '{args.explain_ms}ms'\n"
+                    "auto_explain.log_analyze = on\nauto_explain.log_buffers = on\n"
+                    "log_min_messages = log\n"
+                )
+            pg.stop()
+            pg.start()
+            pin_postgres(pg)
+            receiver = start_module("receiver", "bench.receiver", core=LOAD_CORE, log_dir=work)
+            try:
+                _drain(pg, receiver, args.events, args.workers, work)
+            finally:
+                receiver.stop()
+                if args.log:
+                    shutil.copy(pg.log_path, args.log)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def _drain(pg: PostgresServer, receiver: Proc, events: int, workers: int, work: Path) -> None:
+    url = pg.create_database(DATABASE)
+    pg.psql("CREATE EXTENSION pg_stat_statements", DATABASE)
+    account = seed_account(Settings(database_url=url, secret_key="x"), DATABASE, 0)
+    api = api_only_server(url, work, "api-drain")
+    try:
+        create_webhook(api.base_url, account.api_key, f"{receiver.base_url}/{DATABASE}")
+    finally:
+        api.stop()
+    preload_events(url, account.account_id, events)
+    pg.psql("SELECT pg_stat_statements_reset()", DATABASE)
+    env = hookline_env(url, HOOKLINE_DELIVERY_PER_ENDPOINT_CONCURRENCY="64")
+    started = start_workers(DATABASE, env, workers, work)
+    try:
+        stats = wait_received(receiver, DATABASE, events)
+    finally:
+        for proc in started:
+            proc.stop()
+    span = (stats["last"] - stats["first"]) or 1e-9
+    print(f"{stats['count'] / span:,.0f} deliveries/s, {stats['duplicates']} duplicates")
+    print(pg.psql(_STATEMENTS.format(events=events, database=DATABASE), DATABASE))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
