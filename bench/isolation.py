@@ -5,9 +5,11 @@ bench``, whose delivery phase measures the same thing for this tree alone).
 Environment: ``BENCH_TREES`` (``name=path/to/src`` pairs, comma-separated; default this
 checkout as ``this``), ``BENCH_BACKENDS`` (``sqlite,postgres``), ``BENCH_RATES`` (POST/s per
 backend, e.g. ``sqlite=268,postgres=239``), ``BENCH_SECONDS`` (window, default 5),
-``BENCH_ROUNDS`` (default 3). Every (tree, plain/noisy) pair runs once per round on a fresh
+``BENCH_ROUNDS`` (default 3), ``BENCH_NOISE`` (the bad endpoints of a noisy window, default
+``hang,fail``). Every (tree, plain/noisy) pair runs once per round on a fresh
 server and database, rounds interleaved; it prints each window's p50/p99, the server process's
-CPU per POST, and the attempts made to the failing endpoint, then the medians per tree.
+CPU per POST (and PostgreSQL's, the whole cluster's), and the attempts made to the failing
+endpoint, then the medians per tree.
 """
 
 from __future__ import annotations
@@ -23,14 +25,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from tests.support.postgres import running_postgres
+from tests.support.postgres import PostgresServer, running_postgres
 
 from bench import delivery
 from bench.env import hookline_env, pin_postgres
-from bench.procs import LOAD_CORE, SERVER_CORE, Proc, start_hookline, start_module
+from bench.procs import LOAD_CORE, SERVER_CORE, Proc, children_of, start_hookline, start_module
 from bench.seed import Account
 
 ROOT = Path(__file__).resolve().parent.parent
+STOP_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class Window:
     p50: float
     p99: float
     cpu_us_per_post: float
+    db_cpu_us_per_post: float
     failing_attempts: int
     received: int
 
@@ -47,6 +51,12 @@ class Window:
 def _trees() -> dict[str, str]:
     spec = os.environ.get("BENCH_TREES", f"this={ROOT / 'src'}")
     return dict(pair.split("=", 1) for pair in spec.split(","))
+
+
+def _noise() -> list[str]:
+    """The bad endpoints beside the healthy one in a noisy window (``BENCH_NOISE``, default
+    ``hang,fail``): one alone tells which of them costs the healthy endpoint its latency."""
+    return os.environ.get("BENCH_NOISE", "hang,fail").split(",")
 
 
 def _rates() -> dict[str, float]:
@@ -72,6 +82,27 @@ def _account(env: dict[str, str]) -> Account:
     return Account(account_id=made["account_id"], api_key=made["api_key"], sample_ids=())
 
 
+def _postgres_cpu(pg: PostgresServer | None) -> float:
+    """CPU seconds of the PostgreSQL cluster so far: the postmaster (its reaped backends
+    included) and its live children; 0 for SQLite."""
+    if pg is None:
+        return 0.0
+    try:
+        root = int((pg.data_dir / "postmaster.pid").read_text().splitlines()[0])
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    total = 0.0
+    for pid in [root, *children_of(root)]:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a backend that exited meanwhile (counted in the postmaster's cutime)
+        # utime, stime, and for the postmaster the reaped children's cutime and cstime.
+        ticks = sum(int(f) for f in fields[11:15]) if pid == root else sum(map(int, fields[11:13]))
+        total += ticks / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def _profile(server: Proc, tag: str, seconds: float) -> subprocess.Popen[bytes] | None:
     """With ``BENCH_PYSPY=dir``: a py-spy profile of the server over the window (raw folded
     stacks, for grepping by subsystem)."""
@@ -94,6 +125,7 @@ def _window(
     seconds: float,
     receiver: Proc,
     log_dir: Path,
+    pg: PostgresServer | None,
 ) -> Window:
     env = hookline_env(url, worker=True, PYTHONPATH=src)
     account = _account(env)
@@ -102,26 +134,31 @@ def _window(
         healthy = f"healthy-{tag}"
         delivery.create_webhook(server.base_url, account.api_key, f"{receiver.base_url}/{healthy}")
         if noisy:
-            for kind in ("hang", "fail"):
+            for kind in _noise():
                 delivery.create_webhook(
                     server.base_url, account.api_key, f"{receiver.base_url}/{kind}-{tag}"
                 )
         time.sleep(0.5)
         cpu = delivery.cpu_seconds(server.process.pid)
+        db_cpu = _postgres_cpu(pg)
         spy = _profile(server, tag, seconds)
         plan: Any = type("P", (), {"latency_seconds": seconds})
         stats = delivery._latency_run(plan, server, account, receiver, healthy, rate)
         used = delivery.cpu_seconds(server.process.pid) - cpu
+        db_used = _postgres_cpu(pg) - db_cpu
         if spy is not None:
             spy.wait(timeout=60)
     finally:
-        server.stop()
+        # Killed soon after SIGTERM: a graceful stop waits out the hanging endpoint's sends (the
+        # total timeout), and the next window has a fresh server and database anyway.
+        server.stop(timeout=STOP_SECONDS)
     return Window(
         tree,
         noisy,
         stats["p50_ms"] or 0.0,
         stats["p99_ms"] or 0.0,
         used / max(1, stats["post_ok"]) * 1e6,
+        db_used / max(1, stats["post_ok"]) * 1e6,
         delivery.receiver_stats(receiver, f"fail-{tag}")["failed"],
         stats["count"],
     )
@@ -159,11 +196,13 @@ def main() -> int:
                                 seconds,
                                 receiver,
                                 log_dir,
+                                None if backend == "sqlite" else pg,
                             )
                             windows[backend].append(w)
                             print(
                                 f"{tag}: p50 {w.p50:.1f} p99 {w.p99:.1f} ms, "
-                                f"{w.cpu_us_per_post:,.0f} us CPU/POST, "
+                                f"{w.cpu_us_per_post:,.0f} us CPU/POST "
+                                f"(+{w.db_cpu_us_per_post:,.0f} PostgreSQL), "
                                 f"{w.failing_attempts} failing attempts, {w.received} received",
                                 flush=True,
                             )
@@ -178,12 +217,14 @@ def main() -> int:
                     statistics.median(w.p50 for w in ws),
                     statistics.median(w.p99 for w in ws),
                     statistics.median(w.cpu_us_per_post for w in ws),
+                    statistics.median(w.db_cpu_us_per_post for w in ws),
                 )
             plain, loud = medians[False], medians[True]
             print(
                 f"{backend} {tree}: plain p50/p99 {plain[0]:.1f}/{plain[1]:.1f} ms "
-                f"({plain[2]:,.0f} us CPU/POST); noisy {loud[0]:.1f}/{loud[1]:.1f} ms "
-                f"({loud[2]:,.0f} us); p99 change {loud[1] / plain[1] - 1:+.0%}",
+                f"({plain[2]:,.0f} + {plain[3]:,.0f} us CPU/POST); noisy {loud[0]:.1f}/"
+                f"{loud[1]:.1f} ms ({loud[2]:,.0f} + {loud[3]:,.0f} us); "
+                f"p99 change {loud[1] / plain[1] - 1:+.0%}",
                 flush=True,
             )
     return 0

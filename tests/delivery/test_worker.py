@@ -396,6 +396,47 @@ async def test_a_delivery_at_a_trickle_costs_one_claim_round(
     assert rounds == 3
 
 
+async def test_a_failing_endpoint_beside_a_healthy_one_costs_no_extra_round(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each event goes to both endpoints in one round. The failing endpoint's finished sends
+    free slots nobody waits for, and its retries fall due long after the scheduler's next
+    look: neither may wake the scheduler for a round of its own, which the healthy endpoint's
+    next event would then wait behind (issue 19, isolation)."""
+    account = await env.account()
+    rounds = 0
+    claim = manager.dispatch_and_claim
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal rounds
+        rounds += 1
+        return await claim(*args, **kwargs)
+
+    def attempted(count: int):  # type: ignore[no-untyped-def]
+        async def check() -> bool:
+            rows = await env.deliveries()
+            return bool(sum(row.attempts for row in rows) >= 2 * count)
+
+        return check
+
+    monkeypatch.setattr(manager, "dispatch_and_claim", counted)
+    async with Receiver() as failing, Receiver() as healthy:
+        failing.respond(500)
+        await env.webhook(account, failing.url)
+        await env.webhook(account, healthy.url)
+        worker = await env.worker(delivery_poll_seconds=30)
+        for sent in range(1, 5):
+            if sent == 2:
+                rounds = 0  # the first event let the start-up's own wake-ups pass
+            await env.event(account)
+            worker.wakeup.events_committed()
+            await healthy.wait_for(sent, timeout=5)
+            await failing.wait_for(sent, timeout=5)
+            await eventually(attempted(sent), what=f"{sent} attempts per endpoint recorded")
+            await eventually(_idle(worker), what="the worker to go idle")
+    assert rounds == 3
+
+
 @pytest.mark.parametrize(
     "limit",
     [{"delivery_per_endpoint_concurrency": 2}, {"delivery_concurrency": 2}],
@@ -527,6 +568,57 @@ async def test_a_round_without_new_events_only_claims(
     # The wake-up's round fanned both out and claimed one (one slot); the round woken when
     # that send finished claimed the other without a fan-out. (Start-up may add empty rounds.)
     assert [(dispatch, n) for dispatch, n in rounds if n] == [(True, 1), (False, 1)]
+
+
+async def test_a_round_woken_while_it_ran_is_followed_by_the_next_without_a_look(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under load every round is woken while it runs (events keep coming), so the look at the
+    next due time that followed each round was read for nothing: on PostgreSQL two round trips
+    of every cycle, which each new event waited for. A woken round goes straight to the next;
+    only a round that nothing woke looks before it sleeps."""
+    account = await env.account()
+    calls: list[str] = []
+    claim, next_due_at = manager.dispatch_and_claim, manager.next_due_at
+    woken_once = False
+
+    async def claim_woken_once(db: Any, request: Any, **kwargs: Any) -> Any:
+        nonlocal woken_once
+        result = await claim(db, request, **kwargs)
+        calls.append(f"round {len(result[1])}")
+        if result[1] and not woken_once:
+            woken_once = True  # an event committed while this round ran
+            await env.event(account)
+            worker.wakeup.events_committed()
+        return result
+
+    async def counted_look(db: Any, now: Any) -> Any:
+        calls.append("look")
+        return await next_due_at(db, now)
+
+    async with Receiver() as receiver:
+        await env.webhook(account, receiver.url)
+        worker = await env.worker(delivery_poll_seconds=30)
+        await eventually(_idle(worker), what="the worker to go idle")
+        monkeypatch.setattr(manager, "dispatch_and_claim", claim_woken_once)
+        monkeypatch.setattr(manager, "next_due_at", counted_look)
+        await asyncio.sleep(0)
+        calls.clear()
+        await env.event(account)
+        worker.wakeup.events_committed()
+        await receiver.wait_for(2, timeout=WOKEN_WITHIN)
+        await eventually(_recorded(env, 2), what="both deliveries recorded")
+
+        async def looked() -> bool:
+            return "look" in calls
+
+        await eventually(looked, what="the last round's look before sleeping")
+    # The round that claimed the first event was woken by the second: the next round followed
+    # with no look between them; that one, not woken, looked before sleeping.
+    # (A look of the start-up's last round may come first, and empty rounds anywhere.)
+    rounds = [call for call in calls if call != "round 0"]
+    first = rounds.index("round 1")
+    assert rounds[first : first + 3] == ["round 1", "round 1", "look"]
 
 
 async def test_events_committed_without_a_wake_up_fan_out_within_a_poll_while_busy(

@@ -305,6 +305,11 @@ class Worker:
                 continue  # an outbox backlog: keep going without waiting
             if self._claim_more_now(request, claims):
                 continue
+            if self._wake.is_set():
+                # Woken while this round ran (new events, a freed slot): the next round starts
+                # at once, so the next due time would be read for nothing; that round looks.
+                self._wake.clear()
+                continue
             # Every send slot busy: nothing can be claimed before one frees, and a freed one
             # wakes this loop (_slot_awaited), so the next due time is not worth a query.
             idle = self._poll if self._slots_exhausted else await self._idle_timeout(request.now)
