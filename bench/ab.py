@@ -62,7 +62,7 @@ class Variant:
         return cls(name, rev or ".", env)
 
 
-def _source(rev: str, into: Path) -> Path:
+def source_tree(rev: str, into: Path) -> Path:
     """The ``src`` directory of ``rev`` (``.``: this checkout's; a directory: its ``src``)."""
     if rev == ".":
         return ROOT / "src"
@@ -149,7 +149,7 @@ def main() -> int:
                 url = pg.create_database(f"ab_{name}") if pg else sqlite_url(work, f"ab-{name}")
                 settings = Settings(database_url=url, secret_key="x")
                 account = seed_account(settings, f"ab-{name}", args.contacts)
-                source = _source(variant.rev, work / "src")
+                source = source_tree(variant.rev, work / "src")
                 env = hookline_env(
                     url,
                     HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT="100000000",

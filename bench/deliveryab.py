@@ -33,7 +33,7 @@ from pathlib import Path
 
 from tests.support.postgres import running_postgres
 
-from bench.ab import Variant, _source
+from bench.ab import Variant, source_tree
 from bench.delivery import (
     client_loop,
     cpu_seconds,
@@ -220,7 +220,7 @@ def main() -> int:
             receiver = start_module("receiver", "bench.receiver", core=LOAD_CORE, log_dir=work)
             stack.callback(receiver.stop)
             envs = {
-                v.name: dict(PYTHONPATH=str(_source(v.rev, work / "src")), **v.env)
+                v.name: dict(PYTHONPATH=str(source_tree(v.rev, work / "src")), **v.env)
                 for v in args.variants
             }
             secret = "whsec_" + base64.b64encode(os.urandom(24)).decode()

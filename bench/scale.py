@@ -35,8 +35,7 @@ from pathlib import Path
 from tests.support.postgres import PostgresServer, running_postgres
 
 from bench import api, wrk
-from bench.ab import Variant
-from bench.ab import _source as ab_source
+from bench.ab import Variant, source_tree
 from bench.config import Plan, current_plan
 from bench.env import CONTACT_BODY, auth_headers, hookline_env, pin_postgres, sqlite_url
 from bench.figures import Figure, Run
@@ -233,7 +232,7 @@ def ab_trees(variants: list[Variant], backends: list[str]) -> int:
             targets = []
             for backend in backends:
                 for variant in variants:
-                    source = ab_source(variant.rev, work)
+                    source = source_tree(variant.rev, work)
                     for workers in (1, 2):
                         name = f"scale-{backend}-{variant.name}-{workers}"
                         url = (

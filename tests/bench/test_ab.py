@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench.ab import ROOT, Variant, _source, _table
+from bench.ab import ROOT, Variant, _table, source_tree
 
 from bench import wrk
 
@@ -16,15 +16,15 @@ def test_a_variant_names_a_revision_and_its_settings() -> None:
 
 
 def test_each_variant_runs_the_source_it_names(tmp_path: Path) -> None:
-    assert _source(".", tmp_path) == ROOT / "src"
-    exported = _source("HEAD", tmp_path)
+    assert source_tree(".", tmp_path) == ROOT / "src"
+    exported = source_tree("HEAD", tmp_path)
     assert exported.is_relative_to(tmp_path)
     assert (exported / "hookline" / "__init__.py").read_bytes() == (
         ROOT / "src" / "hookline" / "__init__.py"
     ).read_bytes()
     by_hand = tmp_path / "by-hand"
     (by_hand / "src").mkdir(parents=True)
-    assert _source(str(by_hand), tmp_path) == by_hand / "src"
+    assert source_tree(str(by_hand), tmp_path) == by_hand / "src"
 
 
 def test_the_table_puts_each_variant_against_the_first() -> None:

@@ -367,33 +367,39 @@ async def test_wakeup_starts_delivery_without_waiting_for_the_poll(env: Env) -> 
     assert time.monotonic() - started < WOKEN_WITHIN
 
 
+class _ClaimRounds:
+    """Counts the scheduler's claim rounds (its calls of ``manager.dispatch_and_claim``)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        claim = manager.dispatch_and_claim
+
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            return await claim(*args, **kwargs)
+
+        monkeypatch.setattr(manager, "dispatch_and_claim", counted)
+
+
 async def test_a_delivery_at_a_trickle_costs_one_claim_round(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Finished sends and recorded outcomes wake the scheduler only when that can change what
     it claims: each woke it for an empty dispatch + claim transaction (three rounds per event)."""
     account = await env.account()
-    rounds = 0
-    claim = manager.dispatch_and_claim
-
-    async def counted(*args: Any, **kwargs: Any) -> Any:
-        nonlocal rounds
-        rounds += 1
-        return await claim(*args, **kwargs)
-
-    monkeypatch.setattr(manager, "dispatch_and_claim", counted)
+    rounds = _ClaimRounds(monkeypatch)
     async with Receiver() as receiver:
         await env.webhook(account, receiver.url)
         worker = await env.worker(delivery_poll_seconds=30)
         for sent in range(1, 5):
             if sent == 2:
-                rounds = 0  # the first event let the start-up's own wake-ups pass
+                rounds.count = 0  # the first event let the start-up's own wake-ups pass
             await env.event(account)
             worker.wakeup.events_committed()
             await receiver.wait_for(sent, timeout=5)
             await eventually(_recorded(env, sent), what=f"{sent} recorded deliveries")
             await eventually(_idle(worker), what="the worker to go idle")
-    assert rounds == 3
+    assert rounds.count == 3
 
 
 async def test_a_failing_endpoint_beside_a_healthy_one_costs_no_extra_round(
@@ -404,13 +410,7 @@ async def test_a_failing_endpoint_beside_a_healthy_one_costs_no_extra_round(
     look: neither may wake the scheduler for a round of its own, which the healthy endpoint's
     next event would then wait behind (issue 19, isolation)."""
     account = await env.account()
-    rounds = 0
-    claim = manager.dispatch_and_claim
-
-    async def counted(*args: Any, **kwargs: Any) -> Any:
-        nonlocal rounds
-        rounds += 1
-        return await claim(*args, **kwargs)
+    rounds = _ClaimRounds(monkeypatch)
 
     def attempted(count: int):  # type: ignore[no-untyped-def]
         async def check() -> bool:
@@ -419,7 +419,6 @@ async def test_a_failing_endpoint_beside_a_healthy_one_costs_no_extra_round(
 
         return check
 
-    monkeypatch.setattr(manager, "dispatch_and_claim", counted)
     async with Receiver() as failing, Receiver() as healthy:
         failing.respond(500)
         await env.webhook(account, failing.url)
@@ -427,14 +426,14 @@ async def test_a_failing_endpoint_beside_a_healthy_one_costs_no_extra_round(
         worker = await env.worker(delivery_poll_seconds=30)
         for sent in range(1, 5):
             if sent == 2:
-                rounds = 0  # the first event let the start-up's own wake-ups pass
+                rounds.count = 0  # the first event let the start-up's own wake-ups pass
             await env.event(account)
             worker.wakeup.events_committed()
             await healthy.wait_for(sent, timeout=5)
             await failing.wait_for(sent, timeout=5)
             await eventually(attempted(sent), what=f"{sent} attempts per endpoint recorded")
             await eventually(_idle(worker), what="the worker to go idle")
-    assert rounds == 3
+    assert rounds.count == 3
 
 
 @pytest.mark.parametrize(

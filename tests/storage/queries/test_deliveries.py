@@ -266,6 +266,21 @@ def _sorts(plan: dict[str, Any]) -> list[int]:
     return own + [n for child in plan.get("Plans", []) for n in _sorts(child)]
 
 
+def _claim_of_eight(now: datetime) -> dict[str, Any]:
+    """A claim of up to 8 deliveries, nothing busy, saturated or circuit-held."""
+    return sql.claim_params(
+        worker=WORKER,
+        now=now,
+        until=now + HOLD,
+        limit=8,
+        per_endpoint=64,
+        busy={},
+        saturated=[],
+        open_after=OPEN_AFTER,
+        probe_room=1,
+    )
+
+
 async def _explained(db: Database, query: Any, params: Any) -> Any:
     """EXPLAIN ANALYZE of ``query`` on ``db``'s database, rolled back: the plan's root node."""
     sql_text, arguments = compiled_for(query, db.dialect, params).render(params)
@@ -293,17 +308,7 @@ async def test_a_claim_on_postgres_reads_only_the_rows_it_takes(
     account = (await new_account(pg_db)).id
     now = utcnow()
     await _backlog(pg_db, account, now, rate_limit=None)
-    params = sql.claim_params(
-        worker=WORKER,
-        now=now,
-        until=now + HOLD,
-        limit=8,
-        per_endpoint=64,
-        busy={},
-        saturated=[],
-        open_after=OPEN_AFTER,
-        probe_room=1,
-    )
+    params = _claim_of_eight(now)
     plan = await _explained(pg_db, sql.CLAIM_ON_POSTGRES, params)
     assert _rows_read(plan, "deliveries") <= 4 * 8
     assert all(n <= 8 for n in _sorts(plan)), _sorts(plan)
@@ -351,17 +356,7 @@ async def test_a_claim_on_sqlite_sorts_no_backlog(tmp_path: Path) -> None:
         async with db.begin() as conn:
             taken = await sql.claim_on_sqlite(
                 conn,
-                sql.claim_params(
-                    worker=WORKER,
-                    now=now,
-                    until=now + HOLD,
-                    limit=8,
-                    per_endpoint=64,
-                    busy={},
-                    saturated=[],
-                    open_after=OPEN_AFTER,
-                    probe_room=1,
-                ),
+                _claim_of_eight(now),
             )
             oldest = await conn.execute(
                 select(deliveries.c.id)
