@@ -17,6 +17,7 @@ from standardwebhooks import Webhook
 from hookline.delivery.worker import Worker
 from tests.conftest import Account
 from tests.support.receiver import Receiver
+from tests.support.waiting import eventually
 
 
 async def subscribe(http: httpx.AsyncClient, owner: Account, url: str, **fields: Any) -> Any:
@@ -156,7 +157,17 @@ async def test_rate_limit_paces_one_webhook_and_not_its_neighbour(
     # The contract itself, on the attempts' recorded start times: never more than 10 starts
     # in any one-second window; and waiting, never failing: each succeeded at its first try.
     base = f"/v1/webhooks/{limited['id']}/deliveries"
-    listed = (await http.get(base, params={"limit": 100}, headers=owner.headers)).json()
+
+    async def listing() -> list[dict[str, Any]]:
+        response = await http.get(base, params={"limit": 100}, headers=owner.headers)
+        return list(response.json())
+
+    # The receiver sees the last request before its worker records the outcome: wait for that.
+    listed = await eventually(
+        listing,
+        lambda rows: all(d["status"] != "pending" for d in rows),
+        what="every limited delivery's outcome recorded",
+    )
     assert {(d["status"], d["attempts"]) for d in listed} == {("succeeded", 1)}
     starts: list[float] = []
     for delivery in listed:

@@ -233,26 +233,41 @@ async def test_the_pool_serves_waiting_callers_in_order(pg_server: PostgresServe
     connector = database.connector
     assert isinstance(connector, PostgresConnector)
 
-    async def read(served: list[str], name: str, turns: int = 0) -> None:
+    async def read(
+        served: list[str], name: str, turns: int = 0, hold: asyncio.Event | None = None
+    ) -> None:
         for _ in range(turns):
             await asyncio.sleep(0)
         async with connector.read() as conn:
             served.append(name)
+            if hold is not None:
+                await hold.wait()
             await conn.execute(_ANY_ACCOUNT)
 
     try:
         for turns in range(6):
             served: list[str] = []
+            go = asyncio.Event()
             holders = [connector.read(), connector.read()]  # both of the pool's connections
             for holder in holders:
                 await holder.__aenter__()
-            waiting = [asyncio.ensure_future(read(served, f"waiter {n}")) for n in range(3)]
+            waiting = [
+                asyncio.ensure_future(read(served, f"waiter {n}", hold=go)) for n in range(3)
+            ]
             await asyncio.sleep(0.02)
             assert served == []
             releasing = asyncio.ensure_future(holders[0].__aexit__(None, None, None))
             newcomer = asyncio.ensure_future(read(served, "newcomer", turns))
             await releasing
             await holders[1].__aexit__(None, None, None)
+            # The served waiters hold their connections until the newcomer has surely asked
+            # (its ``turns`` and one step more): then it can only be served by a hand-off, and
+            # a hand-off must go to waiter 2 first. Without the hold, a newcomer that asked
+            # after the queue had emptied took an idle connection and could append its name
+            # before waiter 2's task had woken (it failed that way under load).
+            for _ in range(turns + 2):
+                await asyncio.sleep(0)
+            go.set()
             await asyncio.gather(*waiting, newcomer)
             assert served == ["waiter 0", "waiter 1", "waiter 2", "newcomer"], turns
     finally:
