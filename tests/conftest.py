@@ -7,6 +7,9 @@ rows, which is itself part of what the suite checks.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +34,48 @@ hypothesis.settings.load_profile("suite")
 
 BACKENDS = ("sqlite", "postgres")
 TEST_SECRET_KEY = "test-secret-key-not-for-production"
+
+
+MEMORY_DISK = Path("/dev/shm")
+_SCRATCH = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Temporary files in memory (``MEMORY_DISK``, a tmpfs) unless ``TMPDIR`` names a place.
+
+    Everything a test writes is temporary: its SQLite files, the session's PostgreSQL cluster
+    (every PostgreSQL test creates a database of ~11 MB, ~300 files), the servers' logs. On the
+    CI machine's disk, deleting the cluster at the end of the session took 11 s, and 119 s for
+    200 databases on a busy machine; on tmpfs, milliseconds. Nothing durable is given up: the
+    suite's crashes are SIGKILLs of processes, never of the machine, so what was fsynced and
+    what was written are the same file contents. ``TMPDIR`` reaches the servers the tests start.
+    """
+    if os.environ.get("TMPDIR") or not _is_tmpfs(MEMORY_DISK):
+        return
+    scratch = tempfile.mkdtemp(prefix="hookline-tests-", dir=MEMORY_DISK)
+    config.stash[_SCRATCH] = scratch
+    os.environ["TMPDIR"] = scratch
+    tempfile.tempdir = scratch
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    scratch = config.stash.get(_SCRATCH, None)
+    if scratch is not None:
+        os.environ.pop("TMPDIR", None)
+        tempfile.tempdir = None
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _is_tmpfs(path: Path) -> bool:
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return False
+    return any(
+        fields[1] == str(path) and fields[2] == "tmpfs"
+        for fields in (line.split() for line in mounts)
+        if len(fields) > 2
+    ) and os.access(path, os.W_OK)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

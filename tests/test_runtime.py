@@ -131,3 +131,16 @@ def test_the_processes_of_serve_workers_n_keep_uvloops_own_accept() -> None:
     config = uvicorn.Config(app=lambda: None, **server_options(alone_on_the_socket=False))
     assert config.get_loop_factory() is not runtime.new_event_loop
     assert config.loop == "auto"
+
+
+def test_an_idle_connection_outlives_the_clients_idle_timeouts() -> None:
+    """The client, not the server, closes an idle keep-alive connection: a server closing one
+    as a client reuses it fails that client's POST with a reset (the CI run of 2026-11-24)."""
+    import httpx
+
+    config = uvicorn.Config(app=lambda: None, **server_options())
+    go_idle_conn_timeout = 90  # net/http's Transport.IdleConnTimeout, the longest common one
+    httpx_idle_expiry = httpx.Limits().keepalive_expiry
+    assert httpx_idle_expiry is not None
+    assert config.timeout_keep_alive > httpx_idle_expiry
+    assert config.timeout_keep_alive > go_idle_conn_timeout

@@ -286,6 +286,14 @@ async def _migrate_for_serve(settings: Settings) -> None:
         await db.dispose()
 
 
+KEEP_ALIVE_SECONDS = 120
+"""How long an idle connection stays open. Longer than any common client's or load balancer's
+idle timeout (httpx and Node 5 s, aiohttp 15 s, AWS ALB 60 s, nginx 75 s, Go 90 s), so the
+client always gives up on an idle connection first: with uvicorn's default, 5 s, a client
+that reuses a connection at that instant sends its request into a socket being closed, and a
+POST then fails with a reset the client cannot safely retry (the CI run of 2026-11-24)."""
+
+
 def server_options(*, alone_on_the_socket: bool = True) -> dict[str, Any]:
     """uvicorn's settings for ``hookline serve``; bench/baseline.py runs the ceilings on them.
 
@@ -302,6 +310,7 @@ def server_options(*, alone_on_the_socket: bool = True) -> dict[str, Any]:
         "server_header": False,
         "proxy_headers": False,
         "timeout_graceful_shutdown": 10,
+        "timeout_keep_alive": KEEP_ALIVE_SECONDS,
         # httptools with a bound on the request head (it has none of its own): limits/http.py.
         "http": BoundedHttpToolsProtocol,
         # No WebSocket endpoints: an Upgrade request is answered by the app like any other (the

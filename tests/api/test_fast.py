@@ -500,17 +500,22 @@ def _assert_alike(full: Seen, fast: Seen) -> None:
     assert fast.metrics == full.metrics
 
 
+EXAMPLES = 80
+"""Hypothesis examples per differential test and backend: new ones every run, so CI runs add up
+to far more; 200 cost ~70 s of the suite's 10 minutes for little that 80 miss."""
+
+
 # --- the tests -------------------------------------------------------------------------------
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(request=_requests() | _list_requests())
 def test_any_request_is_answered_exactly_as_the_full_app(pair: Pair, request: Request) -> None:
     full, fast = pair.run(_both(pair, request))
     _assert_alike(full, fast)
 
 
-@settings(max_examples=200, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(request=_hot_requests() | _list_requests(usual_head=True))
 def test_hot_requests_are_answered_by_the_fast_path_exactly_as_the_full_app(
     pair: Pair, request: Request

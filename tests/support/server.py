@@ -203,6 +203,22 @@ def _wait_ready(server: ServerProcess, timeout: float) -> None:
         time.sleep(0.05)
 
 
+LOG_TAIL_SHOWN = 20_000
+"""Characters of a server's log printed when a test fails inside its block."""
+
+
+@contextmanager
+def _logs_shown_on_failure(server: ServerProcess) -> Iterator[None]:
+    """On an exception in the block, print the tail of the server's log: pytest shows captured
+    output with the failure, so a CI run says what the server saw (a restart, a traceback)."""
+    try:
+        yield
+    except BaseException:
+        print(f"--- hookline serve's log (last {LOG_TAIL_SHOWN} characters) ---")
+        print(server.logs()[-LOG_TAIL_SHOWN:])
+        raise
+
+
 @contextmanager
 def running_server(
     env: Mapping[str, str],
@@ -228,7 +244,8 @@ def running_server(
             env, worker=worker, args=args, log_dir=log_dir, address_from_env=address_from_env
         )
         _wait_ready(server, start_timeout)
-        yield server
+        with _logs_shown_on_failure(server):
+            yield server
     finally:
         try:
             if server is not None:
@@ -252,7 +269,8 @@ async def async_running_server(
     try:
         server = _start(env, worker=worker, args=args, log_dir=log_dir)
         await asyncio.to_thread(_wait_ready, server, start_timeout)
-        yield server
+        with _logs_shown_on_failure(server):
+            yield server
     finally:
         try:
             if server is not None:
