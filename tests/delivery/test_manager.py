@@ -4,19 +4,20 @@ migrated databases, SQLite and PostgreSQL: every claim test runs on both forms o
 from __future__ import annotations
 
 import asyncio
+import itertools
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from sqlalchemy import delete, func, select, update
 
-from hookline.delivery import manager
+from hookline.delivery import manager, stats
 from hookline.delivery.manager import AttemptRecord, ClaimMemo, ClaimRequest
-from hookline.delivery.retry import ConnectFailed, Decision
+from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, ConnectFailed, Decision
 from hookline.delivery.sender import AttemptResult
 from hookline.domain import deliveries as deliveries_domain
-from hookline.storage.models import deliveries, events, webhooks, workers
+from hookline.storage.models import attempt_rollups, deliveries, events, webhooks, workers
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env, ago
 
@@ -51,6 +52,19 @@ def record(claim: manager.Claim, status: int | None, decision: Decision) -> Atte
         decision=decision,
         next_attempt_at=next_at,
     )
+
+
+def count_transactions(env: Env, monkeypatch: pytest.MonkeyPatch) -> list[None]:
+    """A list that grows by one for each transaction ``env.db.begin()`` opens from now on."""
+    opened: list[None] = []
+    begin = env.db.begin
+
+    def counted_begin() -> Any:
+        opened.append(None)
+        return begin()
+
+    monkeypatch.setattr(env.db, "begin", counted_begin)
+    return opened
 
 
 async def test_dispatch_fans_out_to_active_subscribed_webhooks_only(env: Env) -> None:
@@ -102,19 +116,11 @@ async def test_dispatch_and_claim_sends_a_new_event_after_one_transaction(
     account = await env.account()
     hook, _ = await env.webhook(account, URL)
     event = await env.event(account)
-    opened = 0
-    begin = env.db.begin
-
-    def counted_begin() -> Any:
-        nonlocal opened
-        opened += 1
-        return begin()
-
-    monkeypatch.setattr(env.db, "begin", counted_begin)
+    opened = count_transactions(env, monkeypatch)
 
     dispatched, claims = await manager.dispatch_and_claim(env.db, request(worker="w1"))
 
-    assert opened == 1  # fan-out and claim share one transaction: one COMMIT
+    assert len(opened) == 1  # fan-out and claim share one transaction: one COMMIT
     assert (dispatched.events, dispatched.deliveries) == (1, 1)
     assert [(c.event_id, c.webhook_id) for c in claims] == [(event, hook)]
     [row] = await env.deliveries(event_id=event)
@@ -463,7 +469,7 @@ async def test_concurrent_claims_on_postgresql_take_disjoint_rows_without_waitin
 
 
 async def test_a_batch_of_outcomes_sets_each_delivery_and_stores_each_attempt(env: Env) -> None:
-    """One batch (PostgreSQL: one statement per table over arrays) with a success, a retry
+    """One batch (PostgreSQL: one statement over arrays) with a success, a retry
     (an error, no status code), a final failure and a lease taken over: each row gets its own
     values, NULLs included, and only this worker's leases change."""
     account = await env.account()
@@ -512,6 +518,135 @@ async def test_a_batch_of_outcomes_sets_each_delivery_and_stores_each_attempt(en
     [attempt] = await env.attempts(ok.delivery_id)
     assert (attempt.status_code, attempt.succeeded, attempt.response_body) == (204, True, "ok")
     assert len(await env.attempts(lost.delivery_id)) == 1
+
+
+async def _rollups(env: Env) -> list[dict[str, Any]]:
+    async with env.db.read() as conn:
+        rows = (await conn.execute(select(attempt_rollups))).all()
+    return sorted(
+        (dict(row._mapping) for row in rows),
+        key=lambda r: (
+            r["webhook_id"],
+            r["span"],
+            r["bucket_start"],
+            r["status"],
+            r["latency_bin"],
+        ),
+    )
+
+
+def _facts(records: list[AttemptRecord]) -> list[stats.AttemptFacts]:
+    return [
+        stats.AttemptFacts(
+            r.webhook_id, r.result.started_at, r.result.status_code, r.result.duration_ms
+        )
+        for r in records
+    ]
+
+
+async def test_refused_rows_in_a_batch_are_stored_only_as_far_as_they_may_be(env: Env) -> None:
+    """A batch where every attempt succeeded (PostgreSQL: the one statement, in autocommit)
+    with a delivery deleted meanwhile, a lease taken over by another worker and a delivery
+    twice: the deleted one leaves no attempt and no count; the taken-over one's attempt is
+    stored and counted but its state is the new holder's; the one given twice moves once (by
+    its first outcome) with both attempts stored; and the webhook, failing with its circuit
+    open before, is healthy again."""
+    account = await env.account()
+    hook, _ = await env.webhook(account, URL, failing_since=ago(600))
+    for _ in range(3):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    ok, lost, gone = await manager.claim_due(env.db, request())
+    async with env.db.begin() as conn:
+        opened = {"consecutive_failures": CIRCUIT_OPEN_AFTER, "next_probe_at": ago(-60)}
+        await conn.execute(update(webhooks).where(webhooks.c.id == hook).values(**opened))
+    await env.set_delivery(lost.delivery_id, leased_by="other")
+    async with env.db.begin() as conn:
+        await conn.execute(delete(deliveries).where(deliveries.c.id == gone.delivery_id))
+    first = record(ok, 204, Decision("succeeded"))
+    again = record(ok, 200, Decision("succeeded"))
+    batch = [
+        first,
+        record(gone, 204, Decision("succeeded")),
+        record(lost, 204, Decision("succeeded")),
+        again,
+    ]
+
+    summary = await manager.record_outcomes(env.db, "w1", batch, now=utcnow(), disable_after=DAY)
+
+    assert (summary.recorded, summary.alerts, summary.disabled_webhooks) == (3, 0, ())
+    rows = {row.id: row for row in await env.deliveries()}
+    assert gone.delivery_id not in rows
+    assert (rows[ok.delivery_id].status, rows[ok.delivery_id].attempts) == ("succeeded", 1)
+    assert rows[ok.delivery_id].last_status_code == 204  # the first outcome's
+    assert (rows[lost.delivery_id].status, rows[lost.delivery_id].leased_by) == ("pending", "other")
+    assert [a.status_code for a in await env.attempts(ok.delivery_id)] == [204, 200]
+    assert len(await env.attempts(lost.delivery_id)) == 1
+    assert await env.attempts(gone.delivery_id) == []
+    assert await _rollups(env) == stats.rollup_rows(_facts([first, batch[2], again]))
+    healed = await env.webhook_row(hook)
+    assert (healed.failing_since, healed.consecutive_failures, healed.next_probe_at) == (
+        None,
+        0,
+        None,
+    )
+
+
+async def test_a_batch_counts_each_stored_attempt_in_the_rollups(env: Env) -> None:
+    """Statuses, errors and latencies across two webhooks and an hour's boundary: the counters
+    the recorder adds (PostgreSQL: in its one statement) are ``stats.rollup_rows``' own."""
+    account = await env.account()
+    await env.webhook(account, URL)
+    await env.webhook(account, URL)
+    for _ in range(3):
+        await env.event(account)
+    await manager.dispatch_events(env.db, now=utcnow())
+    claims = await manager.claim_due(env.db, request())
+    boundary = datetime(2026, 11, 23, 22, 59, 59, 500000, tzinfo=UTC)
+    outcomes = itertools.cycle([(204, 3), (500, 40), (None, 1500), (200, 31), (503, 250)])
+    batch = [
+        replace(
+            record(claim, status, Decision("pending", delay=60)),
+            result=AttemptResult(
+                started_at=boundary + timedelta(milliseconds=400 * i),
+                duration_ms=ms,
+                status_code=status,
+                response_body=None,
+            ),
+        )
+        for i, (claim, (status, ms)) in enumerate(zip(claims, outcomes, strict=False))
+    ]
+    assert len(batch) == 6
+
+    await manager.record_outcomes(env.db, "w1", batch, now=utcnow(), disable_after=DAY)
+
+    assert await _rollups(env) == stats.rollup_rows(_facts(batch))
+
+
+async def test_a_batch_that_all_succeeded_is_one_statement_on_postgresql(
+    pg_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing is left for Python to decide: no transaction is opened (autocommit, one round
+    trip); a batch with a failure opens one, for its alerts and the webhook's health."""
+    account = await pg_env.account()
+    await pg_env.webhook(account, URL)
+    for _ in range(3):
+        await pg_env.event(account)
+    await manager.dispatch_events(pg_env.db, now=utcnow())
+    a, b, c = await manager.claim_due(pg_env.db, request())
+    opened = count_transactions(pg_env, monkeypatch)
+    ok = [record(a, 204, Decision("succeeded")), record(b, 200, Decision("succeeded"))]
+    await manager.record_outcomes(pg_env.db, "w1", ok, now=utcnow(), disable_after=DAY)
+    assert opened == []
+    summary = await manager.record_outcomes(
+        pg_env.db, "w1", [record(c, 500, Decision("failed"))], now=utcnow(), disable_after=DAY
+    )
+    assert len(opened) == 1 and summary.alerts == 1
+    assert sorted(r.status for r in await pg_env.deliveries()) == [
+        "failed",
+        "succeeded",
+        "succeeded",
+    ]
 
 
 async def test_dispatch_numbers_a_batch_for_the_stream_in_event_order(env: Env) -> None:

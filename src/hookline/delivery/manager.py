@@ -585,27 +585,104 @@ async def record_outcomes(
 ) -> OutcomeSummary:
     """Store a batch of finished attempts in one transaction (group commit).
 
-    Every attempt of a delivery that still exists is stored. The delivery's state changes only
-    if this worker still holds its lease: a lease that expired and was taken over belongs to
-    the new holder (whose own attempt will be recorded too).
+    Every attempt of a delivery that still exists is stored, and counted in the rollups. The
+    delivery's state changes only if this worker still holds its lease: a lease that expired
+    and was taken over belongs to the new holder (whose own attempt will be recorded too).
+    A delivery that failed for good gets its ``delivery.exhausted`` event, and a webhook its
+    health (``_update_webhook_health``), in the same transaction.
+
+    The storing has two forms, like the claim: on SQLite six statements inline under the
+    single writer (``_store_on_sqlite``); on PostgreSQL one (``queries.RECORD_ON_POSTGRES``),
+    which is the whole transaction, in autocommit, when every attempt succeeded (nothing is
+    left to decide in Python: one round trip where it was six).
     """
     if not records:
         return OutcomeSummary(0)
+    if db.is_sqlite:
+        async with db.begin() as conn:
+            existing, exhausted = await _store_on_sqlite(conn, worker_id, records, now)
+            return await _alert_and_judge(conn, existing, exhausted, now, disable_after)
+    params = queries.outcome_arrays(
+        [_outcome_values(r) for r in records], worker=worker_id, now=now, rollup=_ROLLUP
+    )
+    if all(r.succeeded for r in records):
+        return OutcomeSummary(len(await db.fetch_all(queries.RECORD_ON_POSTGRES, params)))
     async with db.begin() as conn:
-        current = await _lock_deliveries(conn, [r.delivery_id for r in records])
-        existing = [r for r in records if r.delivery_id in current]
-        if existing:
-            await queries.insert_attempts(conn, [_attempt_row(r) for r in existing])
-            await stats.add_to_rollups(conn, [_attempt_facts(r) for r in existing])
-        owned = [r for r in existing if current[r.delivery_id] == (worker_id, "pending")]
-        await queries.transition(
-            conn, [_transition_row(r) for r in owned], worker=worker_id, now=now
-        )
-        exhausted = await _alert_exhausted(
-            conn, [r for r in owned if r.decision.status == "failed"]
-        )
-        disabled = await _update_webhook_health(conn, existing, now, disable_after)
-    return OutcomeSummary(len(existing), tuple(disabled), exhausted + len(disabled))
+        rows = await fetch_all(conn, queries.RECORD_ON_POSTGRES, params)
+        failed = {row.id: row for row in rows if row.id is not None}  # once, if given twice
+        existing = [records[row.n - 1] for row in rows]
+        return await _alert_and_judge(conn, existing, list(failed.values()), now, disable_after)
+
+
+# The rollups' constants, for the statement that counts in SQL (``delivery.stats``).
+_ROLLUP: dict[str, Any] = {
+    "spans": list(stats.SPANS),
+    "any_status": stats.ANY_STATUS,
+    "any_latency": stats.ANY_LATENCY,
+}
+
+
+def _outcome_values(record: AttemptRecord) -> tuple[Any, ...]:
+    """One attempt's values for ``queries.outcome_arrays``."""
+    result = record.result
+    return (
+        record.delivery_id,
+        record.webhook_id,
+        result.started_at,
+        result.duration_ms,
+        result.status_code,
+        _cut(result.error_message),
+        result.response_body,
+        record.succeeded,
+        record.decision.status,
+        record.next_attempt_at if record.decision.status == "pending" else None,
+        int(result.started_at.timestamp()),
+        stats.status_key(result.status_code),
+        stats.latency_bin(result.duration_ms),
+    )
+
+
+async def _store_on_sqlite(
+    conn: Connection, worker_id: str, records: Sequence[AttemptRecord], now: datetime
+) -> tuple[list[AttemptRecord], list[Any]]:
+    """``RECORD_ON_POSTGRES``'s steps, a statement each: (the records of deliveries that still
+    exist, the rows of those that just failed for good)."""
+    current = await _lock_deliveries(conn, [r.delivery_id for r in records])
+    existing = [r for r in records if r.delivery_id in current]
+    if not existing:
+        return [], []
+    await conn.execute_many(queries.INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
+    await stats.add_to_rollups(conn, [_attempt_facts(r) for r in existing])
+    mine = (worker_id, "pending")
+    owned = [r for r in existing if current[r.delivery_id] == mine]
+    # One UPDATE per row, each only while this worker holds the lease: a delivery twice in a
+    # batch (never by design) moves by its first outcome (the second finds the lease released).
+    moves = [_transition_row(r, worker_id, now) for r in owned]
+    await conn.execute_many(queries.TRANSITION, moves)
+    failed = sorted({r.delivery_id for r in owned if r.decision.status == "failed"})
+    exhausted = await fetch_all(conn, queries.EXHAUSTED, {"ids": failed}) if failed else []
+    failing = {r.webhook_id for r in existing if not r.succeeded}
+    healthy = sorted({r.webhook_id for r in existing} - failing)
+    if healthy:
+        await conn.execute(queries.HEAL, {"ids": healthy})
+    return existing, exhausted
+
+
+async def _alert_and_judge(
+    conn: Connection,
+    existing: Sequence[AttemptRecord],
+    exhausted: Sequence[Any],
+    now: datetime,
+    disable_after: timedelta,
+) -> OutcomeSummary:
+    """What follows the storing, in its transaction: the alerts about deliveries that failed
+    for good, and the health of each webhook with a failed attempt among ``existing`` (the
+    others were healed by the storing)."""
+    alerts = await _alert_exhausted(conn, exhausted, existing)
+    failing = {r.webhook_id for r in existing if not r.succeeded}
+    judged = [r for r in existing if r.webhook_id in failing]
+    disabled = await _update_webhook_health(conn, judged, now, disable_after)
+    return OutcomeSummary(len(existing), tuple(disabled), alerts + len(disabled))
 
 
 def _attempt_facts(record: AttemptRecord) -> stats.AttemptFacts:
@@ -617,23 +694,25 @@ def _attempt_facts(record: AttemptRecord) -> stats.AttemptFacts:
     )
 
 
-async def _alert_exhausted(conn: Connection, failed: Sequence[AttemptRecord]) -> int:
-    """A ``delivery.exhausted`` event for each delivery whose last attempt just failed, in the
-    transaction that records it. Not for deliveries of alerts: two failing endpoints that
-    subscribe to each other's alerts would otherwise feed each other forever."""
-    if not failed:
+async def _alert_exhausted(
+    conn: Connection, exhausted: Sequence[Any], records: Sequence[AttemptRecord]
+) -> int:
+    """A ``delivery.exhausted`` event for each delivery whose last attempt just failed
+    (``exhausted``: their rows), in the transaction that records it. Not for deliveries of
+    alerts: two failing endpoints that subscribe to each other's alerts would otherwise feed
+    each other forever."""
+    if not exhausted:
         return 0
-    traces = {r.delivery_id: r.trace_context for r in failed}
-    rows = await fetch_all(conn, queries.EXHAUSTED, {"ids": sorted(traces)})
-    alerted = [row for row in rows if row.event_type not in ALERT_EVENT_TYPES]
-    for row in alerted:
+    traces = {r.delivery_id: r.trace_context for r in records if r.decision.status == "failed"}
+    alerted = [row for row in exhausted if row.event_type not in ALERT_EVENT_TYPES]
+    for row in sorted(alerted, key=lambda row: row.id):
         await record_event(
             conn,
             row.account_id,
             "delivery.exhausted",
             delivery_out(row),
             about_webhook_id=row.webhook_id,
-            trace_context=traces[row.id],
+            trace_context=traces.get(row.id),
         )
     return len(alerted)
 
@@ -641,7 +720,7 @@ async def _alert_exhausted(conn: Connection, failed: Sequence[AttemptRecord]) ->
 async def _lock_deliveries(
     conn: Connection, delivery_ids: Sequence[str]
 ) -> dict[str, tuple[str | None, str]]:
-    """{delivery id: (leased_by, status)} for those that still exist, locked on PostgreSQL."""
+    """{delivery id: (leased_by, status)} for those that still exist."""
     rows = await fetch_all(conn, queries.DELIVERY_STATES, {"ids": delivery_ids})
     return {row.id: (row.leased_by, row.status) for row in rows}
 
@@ -664,8 +743,10 @@ def _cut(text: str | None, limit: int = LAST_ERROR_LIMIT) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _transition_row(record: AttemptRecord) -> dict[str, Any]:
+def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dict[str, Any]:
     return {
+        "b_worker": worker_id,
+        "b_now": now,
         "b_id": record.delivery_id,
         "b_status": record.decision.status,
         "b_next": record.next_attempt_at if record.decision.status == "pending" else None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from typing import Any
 import asyncpg
 import orjson
 import pytest
-from sqlalchemy import delete, insert, make_url, select
+from sqlalchemy import insert, make_url, select
 
 from hookline import ids
 from hookline.storage.connector import Connection
@@ -30,7 +30,7 @@ from hookline.storage.queries import deliveries as sql
 from hookline.storage.statements import compiled_for
 from hookline.timeutil import utcnow
 from tests.conftest import make_settings, new_account
-from tests.support.postgres import PostgresServer
+from tests.storage.queries.scenarios import RollBack, event_row, replace_rows, webhook_row
 
 SCENARIOS = 60
 OPEN_AFTER = 10
@@ -47,20 +47,6 @@ async def _on_postgres(conn: Connection, params: dict[str, Any]) -> list[Any]:
 FORMS: dict[str, Form] = {"postgres": _on_postgres, "sqlite": sql.claim_on_sqlite}
 
 
-class _RollBack(Exception):
-    pass
-
-
-@pytest.fixture
-async def pg_db(pg_server: PostgresServer) -> AsyncIterator[Database]:
-    db = Database(make_settings(await pg_server.acreate_database()))
-    await upgrade_to_head(db)
-    try:
-        yield db
-    finally:
-        await db.dispose()
-
-
 def _due_time(rng: random.Random, now: datetime) -> datetime:
     # Whole ten seconds, so several deliveries share a due time (ties go by id in both forms);
     # some in the future.
@@ -74,35 +60,18 @@ async def _seed(db: Database, account_id: str, rng: random.Random, now: datetime
     event_rows: list[dict[str, Any]] = []
     delivery_rows: list[dict[str, Any]] = []
     for _ in range(rng.randint(1, 6)):
-        hook = ids.webhook_id()
-        hook_rows.append(
-            {
-                "id": hook,
-                "account_id": account_id,
-                "url": f"http://127.0.0.1:9/{hook}",
-                "events": ["contact.created"],
-                "is_active": rng.random() < 0.85,
-                "secret_enc": "sealed",
-                "rate_limit": 5 if rng.random() < 0.1 else None,  # claimed elsewhere
-                # The circuit: closed, open with its probe due, open with the probe ahead.
-                "consecutive_failures": rng.choice([0, 0, 3, OPEN_AFTER, 40]),
-                "next_probe_at": rng.choice([None, now - timedelta(seconds=5), now + HOLD]),
-                "created_at": now,
-                "updated_at": now,
-            }
-        )
+        circuit = {
+            "is_active": rng.random() < 0.85,
+            "rate_limit": 5 if rng.random() < 0.1 else None,  # claimed elsewhere
+            # The circuit: closed, open with its probe due, open with the probe ahead.
+            "consecutive_failures": rng.choice([0, 0, 3, OPEN_AFTER, 40]),
+            "next_probe_at": rng.choice([None, now - timedelta(seconds=5), now + HOLD]),
+        }
+        hook_rows.append(webhook_row(account_id, now, **circuit))
+        hook = hook_rows[-1]["id"]
         for _ in range(rng.randint(0, 8)):
-            event = ids.event_id()
-            event_rows.append(
-                {
-                    "id": event,
-                    "account_id": account_id,
-                    "type": "contact.created",
-                    "data": {"n": len(event_rows)},
-                    "created_at": now,
-                    "dispatched": True,
-                }
-            )
+            event_rows.append(event_row(account_id, now, "contact.created", {"n": len(event_rows)}))
+            event = event_rows[-1]["id"]
             lease = rng.choice([None, None, None, "expired", "live"])
             delivery_rows.append(
                 {
@@ -122,13 +91,7 @@ async def _seed(db: Database, account_id: str, rng: random.Random, now: datetime
                     "updated_at": now,
                 }
             )
-    async with db.begin() as conn:
-        await conn.execute(delete(webhooks).where(webhooks.c.account_id == account_id))
-        await conn.execute(delete(events).where(events.c.account_id == account_id))
-        await conn.execute(insert(webhooks), hook_rows)
-        if delivery_rows:
-            await conn.execute(insert(events), event_rows)
-            await conn.execute(insert(deliveries), delivery_rows)
+    await replace_rows(db, account_id, hook_rows, event_rows, delivery_rows)
     return [str(row["id"]) for row in hook_rows]
 
 
@@ -153,7 +116,7 @@ async def _claimed(
 ) -> tuple[list[Any], Any, Any]:
     """What ``form`` returns and the leases and probe holds it leaves, then rolled back."""
     seen: tuple[list[Any], Any, Any] = ([], [], [])
-    with pytest.raises(_RollBack):
+    with pytest.raises(RollBack):
         async with db.begin() as conn:
             claims = [tuple(row) for row in await form(conn, params)]
             leases = await conn.execute(
@@ -168,7 +131,7 @@ async def _claimed(
                 .order_by(webhooks.c.id)
             )
             seen = (claims, [tuple(row) for row in leases], [tuple(row) for row in holds])
-            raise _RollBack
+            raise RollBack
     return seen
 
 

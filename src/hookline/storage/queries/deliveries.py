@@ -26,6 +26,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     Integer,
     String,
@@ -553,10 +554,10 @@ NEXT_DUE = Query(
 
 # -- outcomes ---------------------------------------------------------------------------------
 
+# SQLite's form of the recorder (``manager._store_on_sqlite``; PostgreSQL's is
+# ``RECORD_ON_POSTGRES`` below), run under the single writer.
 DELIVERY_STATES = Query(
-    select(dlv.c.id, dlv.c.leased_by, dlv.c.status)
-    .where(in_list(dlv.c.id, "ids"))
-    .with_for_update()
+    select(dlv.c.id, dlv.c.leased_by, dlv.c.status).where(in_list(dlv.c.id, "ids"))
 )
 # Every column but the autoincrement id.
 INSERT_ATTEMPT = Query(
@@ -578,57 +579,6 @@ TRANSITION = Query(
     )
 )
 """A delivery's next state after an attempt, only while ``b_worker`` holds its lease."""
-_ATTEMPT_NAMES = tuple(c.name for c in delivery_attempts.c if c.name != "id")
-_INSERT_ATTEMPTS_ON_POSTGRES = _unnest_insert(delivery_attempts, _ATTEMPT_NAMES)
-# TRANSITION for a whole batch; the worker and the time are the same for every row.
-_TRANSITION_NAMES = ("id", "status", "next_attempt_at", "last_status_code", "last_error")
-_TRANSITIONS_ON_POSTGRES = Query(
-    text(
-        """
-UPDATE deliveries SET status = outcome.status, attempts = deliveries.attempts + 1,
-    next_attempt_at = outcome.next_attempt_at, last_status_code = outcome.last_status_code,
-    last_error = outcome.last_error, leased_by = NULL, leased_until = NULL, updated_at = :now
-FROM unnest(:a_id, :a_status, :a_next_attempt_at, :a_last_status_code, :a_last_error)
-    AS outcome(id, status, next_attempt_at, last_status_code, last_error)
-WHERE deliveries.id = outcome.id AND deliveries.leased_by = :worker
-"""
-    ).bindparams(*array_params(dlv, _TRANSITION_NAMES), bindparam("worker", type_=String()), _NOW)
-)
-
-
-async def insert_attempts(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Store finished attempts (each row supplies every column but ``id``)."""
-    if not rows:
-        return
-    if conn.dialect.name == "postgresql":
-        await conn.execute(_INSERT_ATTEMPTS_ON_POSTGRES, as_arrays(rows, _ATTEMPT_NAMES))
-    else:
-        await conn.execute_many(INSERT_ATTEMPT, list(rows))
-
-
-async def transition(
-    conn: Connection, rows: Sequence[Mapping[str, Any]], *, worker: str, now: datetime
-) -> None:
-    """Set each delivery's next state (``TRANSITION``'s ``b_``-named values, without
-    ``b_worker`` and ``b_now``), only where ``worker`` holds its lease."""
-    if not rows:
-        return
-    ids = [row["b_id"] for row in rows]
-    if conn.dialect.name != "postgresql" or len(set(ids)) < len(ids):
-        # SQLite; or a delivery twice in a batch (never by design), which UPDATE ... FROM would
-        # apply once where one UPDATE per row applies each in turn.
-        await conn.execute_many(
-            TRANSITION, [{**row, "b_worker": worker, "b_now": now} for row in rows]
-        )
-        return
-    arrays = {
-        "a_id": ids,
-        "a_status": [row["b_status"] for row in rows],
-        "a_next_attempt_at": [row["b_next"] for row in rows],
-        "a_last_status_code": [row["b_code"] for row in rows],
-        "a_last_error": [row["b_error"] for row in rows],
-    }
-    await conn.execute(_TRANSITIONS_ON_POSTGRES, {**arrays, "worker": worker, "now": now})
 
 
 EXHAUSTED = Query(
@@ -636,6 +586,132 @@ EXHAUSTED = Query(
         in_list(dlv.c.id, "ids"), dlv.c.status == literal_column("'failed'")
     )
 )
+# A webhook whose every attempt in a batch succeeded ends the batch healthy whatever its row
+# said (``manager._circuit_after`` with a success last: no run of failures, no probe): its row
+# is written only if it was not healthy already. No read, no decision in Python.
+_NOT_HEALTHY = (
+    "(failing_since IS NOT NULL OR consecutive_failures <> 0 OR next_probe_at IS NOT NULL)"
+)
+HEAL = Query(
+    update(webhooks)
+    .where(in_list(webhooks.c.id, "ids"), text(_NOT_HEALTHY))
+    .values(failing_since=None, consecutive_failures=0, next_probe_at=None)
+)
+"""The webhooks ``ids`` healthy again (each had only successes in the batch)."""
+
+# PostgreSQL: a whole batch of outcomes as ONE statement, in autocommit when nothing is left
+# for Python to decide (every attempt succeeded), else the first statement of the recorder's
+# transaction. It does what the SQLite form does in six (``manager._store_on_sqlite``):
+#   locked   the deliveries' rows, FOR UPDATE, as they are now (a deleted one is skipped);
+#   stored   the outcomes of deliveries that still exist, and whether this worker still holds
+#            each one's lease (``owned``: leased_by is the worker, status still pending);
+#   attempts every stored attempt, in batch order;
+#   counted  the rollup counters (``delivery.stats``: per span, one per status with
+#            ``any_latency``, one per latency bin with ``any_status``), in one order
+#            (C collation: Python's string order, so it is ``stats.rollup_rows``' order) so
+#            concurrent recorders never deadlock on them;
+#   moved    each owned delivery's next state, once (a delivery twice in a batch, never by
+#            design, moves by its first outcome, as one UPDATE per row would: the second finds
+#            the lease released);
+#   healed   the webhooks whose every stored attempt succeeded (``HEAL``);
+# and returns one row per stored outcome: its ordinal ``n`` in the batch and, when its delivery
+# just failed for good, the delivery (for ``delivery.exhausted``), else NULLs.
+_OUTCOME_ATTEMPT_NAMES: tuple[str, ...] = ("delivery_id", "webhook_id", "started_at")
+_OUTCOME_ATTEMPT_NAMES += ("duration_ms", "status_code", "error", "response_body", "succeeded")
+_OUTCOME_NAMES = (*_OUTCOME_ATTEMPT_NAMES, "status", "next_attempt_at", "second", "rollup_status")
+_OUTCOME_NAMES += ("latency_bin",)
+_RECORD_ON_POSTGRES_SQL = """
+WITH outcome AS (
+    SELECT * FROM unnest(:a_delivery_id, :a_webhook_id, :a_started_at, :a_duration_ms,
+        :a_status_code, :a_error, :a_response_body, :a_succeeded, :a_status, :a_next_attempt_at,
+        :a_second, :a_rollup_status, :a_latency_bin)
+        WITH ORDINALITY AS o(delivery_id, webhook_id, started_at, duration_ms, status_code, error,
+            response_body, succeeded, status, next_attempt_at, second, rollup_status, latency_bin,
+            n)
+),
+locked AS (
+    SELECT id, leased_by, status FROM deliveries WHERE id = ANY(:a_delivery_id) FOR UPDATE
+),
+stored AS (
+    SELECT outcome.*,
+        locked.leased_by IS NOT DISTINCT FROM :worker AND locked.status = 'pending' AS owned
+    FROM outcome JOIN locked ON locked.id = outcome.delivery_id
+),
+attempts AS (
+    INSERT INTO delivery_attempts (delivery_id, webhook_id, started_at, duration_ms, status_code,
+        error, response_body, succeeded)
+    SELECT delivery_id, webhook_id, started_at, duration_ms, status_code, error, response_body,
+        succeeded
+    FROM stored ORDER BY n
+),
+counted AS (
+    INSERT INTO attempt_rollups (webhook_id, span, bucket_start, status, latency_bin, attempts)
+    SELECT webhook_id, span, to_timestamp(second - second % span), status, latency_bin,
+        count(*)
+    FROM (
+        SELECT webhook_id, second, rollup_status AS status,
+            CAST(:any_latency AS integer) AS latency_bin
+        FROM stored
+        UNION ALL
+        SELECT webhook_id, second, CAST(:any_status AS varchar), latency_bin FROM stored
+    ) AS fact CROSS JOIN unnest(:spans) AS span
+    GROUP BY webhook_id, span, second - second % span, status, latency_bin
+    ORDER BY webhook_id COLLATE "C", span, second - second % span, status COLLATE "C",
+        latency_bin
+    ON CONFLICT (webhook_id, span, bucket_start, status, latency_bin)
+    DO UPDATE SET attempts = attempt_rollups.attempts + excluded.attempts
+),
+moved AS (
+    UPDATE deliveries SET status = o.status, attempts = deliveries.attempts + 1,
+        next_attempt_at = o.next_attempt_at, last_status_code = o.status_code,
+        last_error = o.error, leased_by = NULL, leased_until = NULL, updated_at = :now
+    FROM (SELECT DISTINCT ON (delivery_id) * FROM stored WHERE owned ORDER BY delivery_id, n) AS o
+    WHERE deliveries.id = o.delivery_id AND deliveries.leased_by = :worker
+    RETURNING deliveries.*
+),
+healed AS (
+    UPDATE webhooks SET failing_since = NULL, consecutive_failures = 0, next_probe_at = NULL
+    WHERE id IN (SELECT webhook_id FROM stored GROUP BY webhook_id HAVING bool_and(succeeded))
+        AND (failing_since IS NOT NULL OR consecutive_failures <> 0 OR next_probe_at IS NOT NULL)
+)
+SELECT stored.n, moved.id, moved.webhook_id, moved.event_id, moved.event_type, moved.status,
+    moved.attempts, moved.last_status_code, moved.last_error, moved.next_attempt_at,
+    moved.created_at, moved.updated_at, moved.account_id
+FROM stored LEFT JOIN moved ON moved.id = stored.delivery_id AND moved.status = 'failed'
+ORDER BY stored.n
+"""
+RECORD_ON_POSTGRES = Query(
+    text(_RECORD_ON_POSTGRES_SQL)
+    .bindparams(
+        *array_params(delivery_attempts, _OUTCOME_ATTEMPT_NAMES),
+        *array_params(dlv, ("status", "next_attempt_at")),
+        bindparam("a_second", type_=postgresql.ARRAY(BigInteger())),
+        bindparam("a_rollup_status", type_=postgresql.ARRAY(String())),
+        bindparam("a_latency_bin", type_=postgresql.ARRAY(Integer())),
+        bindparam("spans", type_=postgresql.ARRAY(Integer())),
+        bindparam("any_status", type_=String()),
+        bindparam("any_latency", type_=Integer()),
+        bindparam("worker", type_=String()),
+        _NOW,
+    )
+    .columns(literal_column("n", Integer()), *_DELIVERY_COLUMNS, dlv.c.account_id)
+)
+"""A batch of outcomes (``outcome_arrays``), stored as ``manager.record_outcomes`` says."""
+
+
+def outcome_arrays(
+    outcomes: Sequence[tuple[Any, ...]], *, worker: str, now: datetime, rollup: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``RECORD_ON_POSTGRES``'s parameters: ``outcomes`` one tuple per attempt, its values in
+    ``_OUTCOME_NAMES``' order; ``rollup`` the counters' constants (``spans``, ``any_status``,
+    ``any_latency``)."""
+    columns = zip(*outcomes, strict=True)
+    arrays = {
+        f"a_{name}": list(values) for name, values in zip(_OUTCOME_NAMES, columns, strict=True)
+    }
+    return {**arrays, **rollup, "worker": worker, "now": now}
+
+
 WEBHOOK_HEALTH = Query(
     select(
         webhooks.c.id,

@@ -1,0 +1,172 @@
+"""``storage.queries.deliveries``: the recorder's two forms store the same outcomes.
+
+Like the claim, the recorder's storing is written twice (``RECORD_ON_POSTGRES``, one statement;
+``manager._store_on_sqlite``, six). ``tests/delivery/test_manager.py`` runs the recorder's
+tests on both backends; here both forms run on the same rows, on PostgreSQL (the SQLite form's
+statements are plain Core, so they run there too), over random batches: deliveries leased to
+this worker, to another, cancelled under its lease or deleted, given once or twice, succeeded,
+retried or failed for good, across a minute's boundary, onto counters that already exist. Both
+must leave the same deliveries, attempts, counters and webhooks, and report the same stored
+outcomes and the same deliveries exhausted.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+
+from hookline import ids
+from hookline.delivery import manager, stats
+from hookline.delivery.manager import AttemptRecord
+from hookline.delivery.retry import ConnectFailed, Decision
+from hookline.delivery.sender import AttemptResult
+from hookline.storage.connector import Connection
+from hookline.storage.db import Database, fetch_all
+from hookline.storage.models import attempt_rollups, deliveries, delivery_attempts, webhooks
+from hookline.storage.queries import deliveries as sql
+from hookline.timeutil import utcnow
+from tests.conftest import new_account
+from tests.storage.queries.scenarios import RollBack, event_row, replace_rows, webhook_row
+
+SCENARIOS = 40
+WORKER = "w-recording"
+MINUTE = datetime(2026, 11, 23, 22, 59, 59, tzinfo=UTC)
+
+
+async def _seed(db: Database, account_id: str, rng: random.Random, now: datetime) -> list[Any]:
+    """Webhooks in every health, their deliveries in every state a recorder meets; returns
+    (delivery id, webhook id) of each delivery, and of a few that no longer exist."""
+    hook_rows, event_rows, delivery_rows = [], [], []
+    for _ in range(rng.randint(1, 4)):
+        health = {
+            "failing_since": rng.choice([None, now - timedelta(minutes=5)]),
+            "consecutive_failures": rng.choice([0, 3, 12]),
+            "next_probe_at": rng.choice([None, now + timedelta(seconds=30)]),
+        }
+        hook_rows.append(webhook_row(account_id, now, is_active=True, **health))
+        hook = hook_rows[-1]["id"]
+        for _ in range(rng.randint(1, 6)):
+            kind = rng.choice(["contact.created"] * 4 + ["delivery.exhausted"])
+            event_rows.append(event_row(account_id, now, kind, {}))
+            status, holder = rng.choice(
+                [("pending", WORKER)] * 4
+                + [("pending", "another-worker"), ("cancelled", WORKER), ("succeeded", None)]
+            )
+            delivery_rows.append(
+                {
+                    "id": ids.delivery_id(),
+                    "account_id": account_id,
+                    "webhook_id": hook,
+                    "event_id": event_rows[-1]["id"],
+                    "event_type": event_rows[-1]["type"],
+                    "status": status,
+                    "attempts": rng.randint(0, 3),
+                    "next_attempt_at": now if status == "pending" else None,
+                    "leased_by": holder,
+                    "leased_until": now + timedelta(seconds=30) if holder else None,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            )
+    await replace_rows(db, account_id, hook_rows, event_rows, delivery_rows)
+    async with db.begin() as conn:  # counters that the batch adds to (ON CONFLICT)
+        facts = [stats.AttemptFacts(str(h["id"]), MINUTE, 204, 3) for h in hook_rows]
+        await stats.add_to_rollups(conn, facts)
+    targets = [(str(row["id"]), str(row["webhook_id"])) for row in delivery_rows]
+    gone = [(ids.delivery_id(), str(hook_rows[0]["id"])) for _ in range(rng.randint(0, 2))]
+    return targets + gone
+
+
+def _batch(rng: random.Random, targets: list[Any], now: datetime) -> list[AttemptRecord]:
+    chosen = rng.sample(targets, rng.randint(1, len(targets)))
+    chosen += rng.sample(chosen, rng.randint(0, min(2, len(chosen))))  # given twice
+    batch = []
+    for delivery_id, hook in chosen:
+        status, decision = rng.choice(
+            [
+                (204, Decision("succeeded")),
+                (200, Decision("succeeded")),
+                (500, Decision("pending", delay=60)),
+                (None, Decision("pending", delay=5)),
+                (500, Decision("failed")),
+                (410, Decision("failed", disable_webhook=True)),
+            ]
+        )
+        started = MINUTE + timedelta(milliseconds=rng.randint(0, 1500))
+        error = ConnectFailed("refused") if status is None else None
+        result = AttemptResult(
+            started_at=started,
+            duration_ms=rng.choice([0, 3, 31, 32, 250, 15000]),
+            status_code=status,
+            error=error,
+            response_body=None if status is None else "ok",
+        )
+        later = now + timedelta(seconds=decision.delay) if decision.delay else None
+        batch.append(AttemptRecord(delivery_id, hook, result, decision, later, "00-trace"))
+    return batch
+
+
+async def _on_postgres(conn: Connection, batch: list[AttemptRecord], now: datetime) -> Any:
+    params = sql.outcome_arrays(
+        [manager._outcome_values(r) for r in batch],
+        worker=WORKER,
+        now=now,
+        rollup=manager._ROLLUP,
+    )
+    rows = await fetch_all(conn, sql.RECORD_ON_POSTGRES, params)
+    stored = [batch[row.n - 1].delivery_id for row in rows]
+    return stored, sorted({tuple(row)[1:] for row in rows if row.id is not None})
+
+
+async def _on_sqlite(conn: Connection, batch: list[AttemptRecord], now: datetime) -> Any:
+    existing, exhausted = await manager._store_on_sqlite(conn, WORKER, batch, now)
+    return [r.delivery_id for r in existing], sorted(tuple(row) for row in exhausted)
+
+
+async def _stored(
+    db: Database, form: Any, batch: list[AttemptRecord], account: str, now: datetime
+) -> Any:
+    """What ``form`` reports and the rows it leaves, then rolled back."""
+    seen: Any = None
+    a = delivery_attempts.c
+    with pytest.raises(RollBack):
+        async with db.begin() as conn:
+            reported = await form(conn, batch, now)
+            tables = []
+            for query in (
+                select(deliveries).where(deliveries.c.account_id == account).order_by("id"),
+                select(a.delivery_id, a.webhook_id, a.started_at, a.duration_ms, a.status_code)
+                .add_columns(a.error, a.response_body, a.succeeded)
+                .order_by(a.id),
+                select(attempt_rollups).order_by(*attempt_rollups.primary_key.columns),
+                select(webhooks.c.id, webhooks.c.failing_since, webhooks.c.consecutive_failures)
+                .add_columns(webhooks.c.next_probe_at, webhooks.c.is_active)
+                .where(webhooks.c.account_id == account)
+                .order_by(webhooks.c.id),
+            ):
+                tables.append([tuple(row) for row in await conn.execute(query)])
+            seen = (reported, tables)
+            raise RollBack
+    return seen
+
+
+async def test_both_forms_of_the_recorder_store_the_same_outcomes(pg_db: Database) -> None:
+    account = (await new_account(pg_db)).id
+    refused = exhausted = 0
+    for seed in range(SCENARIOS):
+        rng = random.Random(seed)
+        targets = await _seed(pg_db, account, rng, utcnow())
+        now = utcnow()
+        batch = _batch(rng, targets, now)
+        postgres = await _stored(pg_db, _on_postgres, batch, account, now)
+        sqlite = await _stored(pg_db, _on_sqlite, batch, account, now)
+        assert sqlite == postgres, f"scenario {seed}"
+        (stored, failed), _ = postgres
+        refused += len(batch) - len(stored)
+        exhausted += len(failed)
+    # The scenarios exercise refusals and alerts.
+    assert refused > SCENARIOS / 4 and exhausted > SCENARIOS / 4
