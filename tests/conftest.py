@@ -52,10 +52,13 @@ def pytest_configure(config: pytest.Config) -> None:
     """
     if os.environ.get("TMPDIR") or not _is_tmpfs(MEMORY_DISK):
         return
-    scratch = tempfile.mkdtemp(prefix="hookline-tests-", dir=MEMORY_DISK)
+    scratch = tempfile.mkdtemp(prefix="hl-", dir=MEMORY_DISK)
     config.stash[_SCRATCH] = scratch
     os.environ["TMPDIR"] = scratch
     tempfile.tempdir = scratch
+    # Short paths: a Unix socket's must fit in 107 bytes (tests bind some in ``tmp_path``).
+    if config.option.basetemp is None:
+        config.option.basetemp = os.path.join(scratch, "t")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

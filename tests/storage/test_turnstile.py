@@ -7,13 +7,16 @@ import fcntl
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from hookline.domain import contacts as contacts_domain
 from hookline.domain import keys
+from hookline.storage import connector
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import contacts
@@ -169,13 +172,24 @@ def _free_to_another_process(path: Path) -> bool:
 
 
 async def test_the_turnstile_is_handed_over_when_the_commit_returns_while_the_loop_is_busy(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The other processes' writers get the turnstile as soon as this one's COMMIT returns on
     its thread, not when this process's event loop, busy with other requests, next runs a step:
     that wait held up the other process's writes with it (docs/benchmarks.md, change 50)."""
     path = tmp_path / "hookline.db"
     db = Database(make_settings(f"sqlite:///{path}"))
+    # The batch's COMMIT thread waits at its start until the loop is busy: on a tmpfs the whole
+    # COMMIT took less than one probe, and polling for the moment the turnstile was held lost
+    # that race under load.
+    at_commit, go = threading.Event(), threading.Event()
+    commit_and_hand_over = connector._Batch._commit_and_hand_over
+
+    def held_at_commit(batch: connector._Batch) -> None:
+        at_commit.set()
+        go.wait(10)
+        commit_and_hand_over(batch)
+
     try:
         await upgrade_to_head(db)
         account_id = await _new_account_id(db)
@@ -183,20 +197,20 @@ async def test_the_turnstile_is_handed_over_when_the_commit_returns_while_the_lo
         _contact, joint = contacts_domain.contact_creation(
             account_id, {"first_name": "Ada", "phone_number": "+15551234567"}
         )
+        monkeypatch.setattr(connector._Batch, "_commit_and_hand_over", held_at_commit)
         writing = asyncio.create_task(db.commit_rows(joint))
-        for _ in range(100):  # until the batch holds it (its first steps)
-            if not _free_to_another_process(path):
-                break
-            await asyncio.sleep(0)
-        assert not _free_to_another_process(path), "the batch never took the turnstile"
-        # From the step right after the one that took it, the loop is busy (a long request,
-        # say) for up to 5 s; the COMMIT runs on its thread meanwhile.
+        assert await asyncio.to_thread(at_commit.wait, 10), "the batch never reached its COMMIT"
+        assert not _free_to_another_process(path), "the batch wrote without the turnstile"
+        # From now on the loop is busy (a long request, say) for up to 5 s; the COMMIT runs on
+        # its thread meanwhile.
+        go.set()
         handed_over_while_busy = _busy_until_free(path, seconds=5)
         await asyncio.wait_for(writing, timeout=10)
         assert handed_over_while_busy, "the turnstile waited for the event loop"
         async with db.read() as conn:
             assert (await conn.execute(select(contacts.c.first_name))).scalars().all() == ["Ada"]
     finally:
+        go.set()
         await db.dispose()
 
 
