@@ -31,15 +31,18 @@ from sqlalchemy import (
     String,
     and_,
     bindparam,
+    cast,
     delete,
     false,
     func,
     insert,
     literal_column,
+    null,
     or_,
     select,
     text,
     true,
+    type_coerce,
     union_all,
     update,
 )
@@ -545,10 +548,47 @@ RATE_STARTS_OF = Query(
     .where(webhooks.c.id == bindparam("hook"))
     .with_for_update(key_share=True)
 )
-NEXT_DUE = Query(
-    select(func.min(dlv.c.next_attempt_at)).where(IS_PENDING, dlv.c.next_attempt_at > _NOW)
-)
-"""When the earliest scheduled (future) attempt falls due."""
+
+
+def _next_wakes() -> Any:
+    """What the scheduler may sleep until, as rows of (``due``, ``probe``).
+
+    One row per active webhook whose circuit is open: its oldest pending attempt and its next
+    probe (it is claimable at the later of the two, ``manager.next_due_at``), so its retries,
+    which the claim holds back until the probe, wake nothing before it, and a probe falling due
+    wakes the scheduler once instead of waiting for a poll. Then, without a probe, the earliest
+    future attempt of any other webhook: ``ix_deliveries_due`` in order, each row's webhook
+    looked up until one with a closed circuit (an open one has few future rows: its attempts
+    are paced by its probes)."""
+    probe_type = webhooks.c.next_probe_at.type
+    first_pending = (
+        select(dlv.c.next_attempt_at)
+        .where(dlv.c.webhook_id == webhooks.c.id, IS_PENDING)
+        .order_by(dlv.c.next_attempt_at)
+        .limit(1)
+        .correlate(webhooks)
+        .scalar_subquery()
+    )
+    open_circuits = select(
+        type_coerce(first_pending, dlv.c.next_attempt_at.type).label("due"),
+        webhooks.c.next_probe_at.label("probe"),
+    ).where(webhooks.c.is_active == true(), _IS_OPEN)
+    closed_circuits = (
+        select(dlv.c.next_attempt_at.label("due"), cast(null(), probe_type).label("probe"))
+        .select_from(dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id))
+        .where(
+            IS_PENDING,
+            dlv.c.next_attempt_at > _NOW,
+            webhooks.c.consecutive_failures < _OPEN_AFTER,
+        )
+        .order_by(dlv.c.next_attempt_at)
+        .limit(1)
+    )
+    return union_all(open_circuits, closed_circuits.subquery().select())
+
+
+NEXT_WAKES = Query(_next_wakes())
+"""The scheduler's wake-up times (``_next_wakes``; parameters ``now`` and ``open_after``)."""
 
 
 # -- outcomes ---------------------------------------------------------------------------------
