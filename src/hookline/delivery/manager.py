@@ -254,7 +254,7 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     Claims go webhook by webhook, so a hanging endpoint's backlog costs nothing to step over.
     The claim has two forms, side by side in ``storage.queries.deliveries``: on SQLite four
     statements run inline, and the single writer (``BEGIN IMMEDIATE``) serializes claims; on
-    PostgreSQL one statement (``CLAIM_ON_POSTGRES``) that locks the rows it takes ``FOR UPDATE
+    PostgreSQL one statement (``claim_on_postgres``) that locks the rows it takes ``FOR UPDATE
     SKIP LOCKED``, so concurrent workers take disjoint rows without waiting.
     """
     if req.limit <= 0:
