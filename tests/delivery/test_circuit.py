@@ -157,6 +157,44 @@ async def test_a_batch_counts_only_the_failures_after_its_last_success(env: Env)
     assert row.next_probe_at is None  # below the threshold again
 
 
+async def test_an_open_circuits_retries_wake_the_scheduler_at_its_probe_not_when_due(
+    env: Env,
+) -> None:
+    _, failing, healthy = await hooks_with_events(env, 2)
+    now = utcnow()
+    probe_at = now + timedelta(minutes=30)
+    await set_circuit(env, failing, consecutive_failures=CIRCUIT_OPEN_AFTER, next_probe_at=probe_at)
+    soon, later = now + timedelta(seconds=30), now + timedelta(minutes=10)
+    for delivery in await env.deliveries(webhook_id=failing):
+        await env.set_delivery(delivery.id, next_attempt_at=soon)  # held back by the circuit
+    first, second = await env.deliveries(webhook_id=healthy)
+    await env.set_delivery(first.id, next_attempt_at=later)
+    await env.set_delivery(second.id, status="succeeded")
+    # The healthy endpoint's retry, not the open circuit's retries, which no claim takes sooner.
+    assert await manager.next_due_at(env.db, now) == later
+
+    await set_circuit(env, failing, consecutive_failures=CIRCUIT_OPEN_AFTER - 1)
+    assert await manager.next_due_at(env.db, now) == soon  # closed: due when scheduled
+
+
+async def test_an_open_circuit_with_work_waiting_wakes_the_scheduler_at_its_next_probe(
+    env: Env,
+) -> None:
+    _, failing, healthy = await hooks_with_events(env, 1)
+    [done] = await env.deliveries(webhook_id=healthy)
+    await env.set_delivery(done.id, status="succeeded")
+    now = utcnow()
+    probe_at = now + timedelta(seconds=2)
+    await set_circuit(env, failing, consecutive_failures=CIRCUIT_OPEN_AFTER, next_probe_at=probe_at)
+    # Its delivery is due already; the claim takes it once the probe is: the scheduler sleeps
+    # until then, not a poll interval.
+    assert await manager.next_due_at(env.db, now) == probe_at
+    # A probe already due (held by a slot limit) or nothing pending: no wake-up from it.
+    assert await manager.next_due_at(env.db, probe_at + timedelta(seconds=1)) is None
+    await set_circuit(env, failing, is_active=False)
+    assert await manager.next_due_at(env.db, now) is None
+
+
 async def test_a_manual_retry_makes_the_probe_due_at_once(env: Env) -> None:
     account, failing, _ = await hooks_with_events(env, 1)
     [delivery] = await env.deliveries(webhook_id=failing)

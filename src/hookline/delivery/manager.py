@@ -254,7 +254,7 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     Claims go webhook by webhook, so a hanging endpoint's backlog costs nothing to step over.
     The claim has two forms, side by side in ``storage.queries.deliveries``: on SQLite four
     statements run inline, and the single writer (``BEGIN IMMEDIATE``) serializes claims; on
-    PostgreSQL one statement (``CLAIM_ON_POSTGRES``) that locks the rows it takes ``FOR UPDATE
+    PostgreSQL one statement (``claim_on_postgres``) that locks the rows it takes ``FOR UPDATE
     SKIP LOCKED``, so concurrent workers take disjoint rows without waiting.
     """
     if req.limit <= 0:
@@ -534,13 +534,24 @@ def _claim_of(row: Any) -> Claim:
 
 
 async def next_due_at(db: Database, now: datetime) -> datetime | None:
-    """When the earliest scheduled (future) attempt falls due, or a rate-limited webhook's
-    window has room for its waiting attempts, to sleep exactly until then."""
+    """When, after ``now``, the next claim can find work: the earliest scheduled attempt of a
+    webhook whose circuit is closed, an open circuit's next probe (if it has work waiting: its
+    retries are held back until then, so they wake nothing sooner), or a rate-limited webhook's
+    window reopening for its waiting attempts, to sleep exactly until then."""
+    params = {"now": now, "open_after": CIRCUIT_OPEN_AFTER}
     async with db.read() as conn:
-        value = await conn.scalar(queries.NEXT_DUE, {"now": now})
+        rows = await fetch_all(conn, queries.NEXT_WAKES, params)
         reopens = await _rate_limit_reopens(conn, now)
-    scheduled = value if isinstance(value, datetime) else None
-    return min((at for at in (scheduled, reopens) if at is not None), default=None)
+    wakes = [_claimable_at(row.due, row.probe) for row in rows]
+    return min((at for at in (*wakes, reopens) if at is not None and at > now), default=None)
+
+
+def _claimable_at(due: datetime | None, probe: datetime | None) -> datetime | None:
+    """A webhook's oldest pending attempt ``due``, held back until ``probe`` if its circuit
+    is open: the later of the two (None: nothing pending)."""
+    if due is None or probe is None:
+        return due
+    return max(due, probe)
 
 
 # -- outcomes ---------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ length and the drivers reuse its prepared form. Row locks are written once, for 
 SQLite's compiler drops ``FOR UPDATE``, and its single writer (``BEGIN IMMEDIATE``) already
 serializes the worker's transactions.
 
-The claim is the one statement written twice, side by side below: ``CLAIM_ON_POSTGRES`` (one
+The claim is the one statement written twice, side by side below: ``claim_on_postgres`` (one
 statement, ``SKIP LOCKED``) and ``claim_on_sqlite`` (the same steps as four statements, run
 inline under the single writer). Both take ``claim_params(...)`` and return the same rows;
 ``tests/delivery/test_manager.py`` runs every claim test on both backends.
@@ -32,15 +32,18 @@ from sqlalchemy import (
     String,
     and_,
     bindparam,
+    cast,
     delete,
     false,
     func,
     insert,
     literal_column,
+    null,
     or_,
     select,
     text,
     true,
+    type_coerce,
     union_all,
     update,
 )
@@ -271,11 +274,11 @@ def claim_params(
 
 async def claim_unlimited(source: Database | Connection, params: Params) -> list[Any]:
     """Lease due deliveries of webhooks without a rate limit (``claim_params``) and return
-    their claims, oldest due first: on PostgreSQL ``CLAIM_ON_POSTGRES`` (given the
+    their claims, oldest due first: on PostgreSQL ``claim_on_postgres`` (given the
     ``Database``, one statement in autocommit), on SQLite ``claim_on_sqlite`` in the caller's
     transaction."""
     if source.dialect.name == "postgresql":
-        return await fetch_all(source, CLAIM_ON_POSTGRES, params)
+        return await fetch_all(source, claim_on_postgres(params), params)
     assert isinstance(source, Connection), "on SQLite a claim runs in the writer's transaction"
     return await claim_on_sqlite(source, params)
 
@@ -367,7 +370,7 @@ def _due_rows(hooks: int) -> Query:
 
 
 async def claim_on_sqlite(conn: Connection, params: Params) -> list[Any]:
-    """``CLAIM_ON_POSTGRES``'s steps, one statement each: the webhooks with due work, each
+    """``claim_on_postgres``'s steps, one statement each: the webhooks with due work, each
     one's oldest claimable rows up to its free slots, the oldest ``limit`` of those leased,
     and their claims read back."""
     now, limit, saturated = params["now"], params["limit"], params["saturated"]
@@ -404,20 +407,30 @@ async def claim_on_sqlite(conn: Connection, params: Params) -> list[Any]:
 # due work and their free slots (``_hooks_with_due_work``), each one's oldest claimable rows
 # locked SKIP LOCKED (``_due_rows``, as a LATERAL join), the oldest ``limit`` of those leased
 # (``LEASE``), and the claims read back (``CLAIMS``). The predicates repeat those of the Core
-# statements above, literally, so the partial indexes serve them. Concurrent workers take
-# disjoint rows without waiting.
-CLAIM_ON_POSTGRES = Query(
-    text(
-        """
+# statements above, so the partial indexes serve them. Concurrent workers take disjoint rows
+# without waiting.
+#
+# A webhook's rows are picked by a row comparison, ``(webhook_id, next_attempt_at) BETWEEN
+# (hook, -infinity) AND (hook, :now)``, in the order ``webhook_id, next_attempt_at``, not by
+# ``webhook_id = hook``: with the equality, PostgreSQL drops ``webhook_id`` from the order (it
+# is constant) and, taking every webhook for a third of the rows, walked ``ix_deliveries_due``
+# in time order filtering on the webhook, through every due row of the others: beside a hanging
+# and a failing endpoint's backlogs the healthy one's claim read 6,000 index entries, three
+# times a claim (7-10 ms each, at 3,000 rows per backlog; docs/benchmarks.md). Only
+# ``ix_deliveries_webhook_due`` serves the row comparison and the order, so a webhook's
+# probe reads its own rows whatever the others' backlogs.
+# Names and a number only (``slots``, an int): no input reaches the text.
+_CLAIM_ON_POSTGRES = """
 WITH busy AS (
     SELECT hook, n FROM unnest(:busy_hooks, :busy_counts) AS b(hook, n)
 ), probed AS (
     SELECT webhooks.id, (
         SELECT deliveries.next_attempt_at FROM deliveries
-        WHERE deliveries.webhook_id = webhooks.id AND deliveries.status = 'pending'
-            AND deliveries.next_attempt_at <= :now
+        WHERE (deliveries.webhook_id, deliveries.next_attempt_at)
+                BETWEEN (webhooks.id, '-infinity'::timestamptz) AND (webhooks.id, :now)
+            AND deliveries.status = 'pending'
             AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
-        ORDER BY deliveries.next_attempt_at LIMIT 1
+        ORDER BY deliveries.webhook_id, deliveries.next_attempt_at LIMIT 1
     ) AS first_due, webhooks.consecutive_failures >= :open_after AS circuit_open
     FROM webhooks
     WHERE webhooks.is_active = true AND webhooks.rate_limit IS NULL
@@ -436,15 +449,25 @@ WITH busy AS (
     ORDER BY probed.first_due, probed.id
     LIMIT :limit
 ), due AS (
+    -- The inner LIMIT is a constant (``claim_on_postgres``: least(per_endpoint, limit), which
+    -- ``room`` never exceeds): with ``LIMIT hooks.room`` alone PostgreSQL assumed a tenth of
+    -- the webhook's rows and chose to sort them from another index. Beyond ``room`` it locks
+    -- at most as many rows as the webhook has in flight here (or an open circuit's cap less
+    -- its probe room), free again when the statement ends.
     SELECT oldest.id, oldest.next_attempt_at
     FROM hooks CROSS JOIN LATERAL (
-        SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
-        WHERE deliveries.webhook_id = hooks.id AND deliveries.status = 'pending'
-            AND deliveries.next_attempt_at <= :now
-            AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
-        ORDER BY deliveries.next_attempt_at, deliveries.id
+        SELECT locked.id, locked.next_attempt_at FROM (
+            SELECT deliveries.id, deliveries.next_attempt_at FROM deliveries
+            WHERE (deliveries.webhook_id, deliveries.next_attempt_at)
+                    BETWEEN (hooks.id, '-infinity'::timestamptz) AND (hooks.id, :now)
+                AND deliveries.status = 'pending'
+                AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
+            ORDER BY deliveries.webhook_id, deliveries.next_attempt_at, deliveries.id
+            LIMIT {slots}
+            FOR UPDATE SKIP LOCKED
+        ) AS locked
+        ORDER BY locked.next_attempt_at, locked.id
         LIMIT hooks.room
-        FOR UPDATE SKIP LOCKED
     ) AS oldest
 ), picked AS (
     SELECT id FROM due ORDER BY next_attempt_at, id LIMIT :limit
@@ -473,21 +496,33 @@ JOIN webhooks ON webhooks.id = leased.webhook_id
 JOIN events ON events.id = leased.event_id
 ORDER BY leased.next_attempt_at, leased.id
 """
+
+
+def claim_on_postgres(params: Params) -> Query:
+    """The PostgreSQL claim for ``params`` (``claim_params``): its text caps the rows of one
+    webhook at the lesser of ``per_endpoint`` and ``limit``, a constant, so that the planner
+    knows how few rows a webhook gives (one statement per cap, prepared once each)."""
+    return _claim_on_postgres(min(int(params["per_endpoint"]), int(params["limit"])))
+
+
+@functools.lru_cache(maxsize=128)
+def _claim_on_postgres(slots: int) -> Query:
+    return Query(
+        text(_CLAIM_ON_POSTGRES.format(slots=int(slots)))
+        .bindparams(
+            bindparam("busy_hooks", type_=StringList()),
+            bindparam("busy_counts", type_=postgresql.ARRAY(Integer())),
+            bindparam("saturated", type_=StringList()),
+            bindparam("per_endpoint", type_=Integer()),
+            bindparam("open_after", type_=Integer()),
+            bindparam("probe_room", type_=Integer()),
+            bindparam("limit", type_=Integer()),
+            bindparam("worker", type_=String()),
+            bindparam("until", type_=dlv.c.leased_until.type),
+            _NOW,
+        )
+        .columns(*_CLAIM_COLUMNS)
     )
-    .bindparams(
-        bindparam("busy_hooks", type_=StringList()),
-        bindparam("busy_counts", type_=postgresql.ARRAY(Integer())),
-        bindparam("saturated", type_=StringList()),
-        bindparam("per_endpoint", type_=Integer()),
-        bindparam("open_after", type_=Integer()),
-        bindparam("probe_room", type_=Integer()),
-        bindparam("limit", type_=Integer()),
-        bindparam("worker", type_=String()),
-        bindparam("until", type_=dlv.c.leased_until.type),
-        _NOW,
-    )
-    .columns(*_CLAIM_COLUMNS)
-)
 
 
 # -- rate-limited webhooks (``manager``: the window in the webhook row) ------------------------
@@ -546,10 +581,47 @@ RATE_STARTS_OF = Query(
     .where(webhooks.c.id == bindparam("hook"))
     .with_for_update(key_share=True)
 )
-NEXT_DUE = Query(
-    select(func.min(dlv.c.next_attempt_at)).where(IS_PENDING, dlv.c.next_attempt_at > _NOW)
-)
-"""When the earliest scheduled (future) attempt falls due."""
+
+
+def _next_wakes() -> Any:
+    """What the scheduler may sleep until, as rows of (``due``, ``probe``).
+
+    One row per active webhook whose circuit is open: its oldest pending attempt and its next
+    probe (it is claimable at the later of the two, ``manager.next_due_at``), so its retries,
+    which the claim holds back until the probe, wake nothing before it, and a probe falling due
+    wakes the scheduler once instead of waiting for a poll. Then, without a probe, the earliest
+    future attempt of any other webhook: ``ix_deliveries_due`` in order, each row's webhook
+    looked up until one with a closed circuit (an open one has few future rows: its attempts
+    are paced by its probes)."""
+    probe_type = webhooks.c.next_probe_at.type
+    first_pending = (
+        select(dlv.c.next_attempt_at)
+        .where(dlv.c.webhook_id == webhooks.c.id, IS_PENDING)
+        .order_by(dlv.c.next_attempt_at)
+        .limit(1)
+        .correlate(webhooks)
+        .scalar_subquery()
+    )
+    open_circuits = select(
+        type_coerce(first_pending, dlv.c.next_attempt_at.type).label("due"),
+        webhooks.c.next_probe_at.label("probe"),
+    ).where(webhooks.c.is_active == true(), _IS_OPEN)
+    closed_circuits = (
+        select(dlv.c.next_attempt_at.label("due"), cast(null(), probe_type).label("probe"))
+        .select_from(dlv.join(webhooks, webhooks.c.id == dlv.c.webhook_id))
+        .where(
+            IS_PENDING,
+            dlv.c.next_attempt_at > _NOW,
+            webhooks.c.consecutive_failures < _OPEN_AFTER,
+        )
+        .order_by(dlv.c.next_attempt_at)
+        .limit(1)
+    )
+    return union_all(open_circuits, closed_circuits.subquery().select())
+
+
+NEXT_WAKES = Query(_next_wakes())
+"""The scheduler's wake-up times (``_next_wakes``; parameters ``now`` and ``open_after``)."""
 
 
 # -- outcomes ---------------------------------------------------------------------------------
