@@ -1,20 +1,17 @@
 """``storage.models``: the timestamp type reads back what it stored, in UTC, on SQLite, and
-``spelled_time`` reads it as the contract spells it."""
+``SpelledTime`` reads it as the contract spells it."""
 
 from __future__ import annotations
 
-import contextlib
-import sqlite3
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from sqlalchemy import DateTime, column, select, table
+from sqlalchemy import DateTime
 
 from hookline.storage.connector import POSTGRES_DIALECT, SQLITE_DIALECT
-from hookline.storage.models import UTCDateTime, spelled_time
-from hookline.storage.statements import Query
+from hookline.storage.models import SpelledTime, UTCDateTime
 from hookline.timeutil import iso
 
 _TYPE = UTCDateTime().dialect_impl(SQLITE_DIALECT)
@@ -79,28 +76,18 @@ def test_a_timestamp_is_stored_as_sqlalchemys_own_sqlite_text(value: datetime) -
     assert _WRITE(None) is None
 
 
-_AT = table("stamps", column("at", UTCDateTime()))
-_SPELLED = Query(select(spelled_time(_AT.c.at).label("at")))
-
-
-def _spelled_by_sqlite(stored: str | None) -> str | None:
-    """``stored`` read back through ``spelled_time`` from a real SQLite table."""
-    with contextlib.closing(sqlite3.connect(":memory:")) as raw:
-        raw.execute("CREATE TABLE stamps (at DATETIME)")
-        raw.execute("INSERT INTO stamps VALUES (?)", (stored,))
-        compiled = _SPELLED.compiled(SQLITE_DIALECT)
-        rows = compiled.rows(raw.execute(compiled.sql).fetchall(), list)
-    spelled: str | None = rows[0].at
-    return spelled
+_SPELL_OR_NONE = SpelledTime().dialect_impl(SQLITE_DIALECT).result_processor(SQLITE_DIALECT, None)
+assert _SPELL_OR_NONE is not None
+_SPELL = _SPELL_OR_NONE
 
 
 @given(_ANY_TIME)
 def test_a_stored_timestamp_is_read_spelled_as_the_contract_spells_it(value: datetime) -> None:
-    """SQLite slices the stored text: the same text as reading the datetime (``UTCDateTime``)
-    and spelling it with ``timeutil.iso``, milliseconds truncated."""
+    """``SpelledTime`` slices the stored text: the same text as reading the datetime
+    (``UTCDateTime``) and spelling it with ``timeutil.iso``, milliseconds truncated."""
     assert _WRITE is not None
     stored = _WRITE(value)
-    assert _spelled_by_sqlite(stored) == iso(_READ(stored)) == iso(value)
+    assert _SPELL(stored) == iso(_READ(stored)) == iso(value)
 
 
 @pytest.mark.parametrize(
@@ -116,12 +103,12 @@ def test_a_stored_timestamp_is_read_spelled_as_the_contract_spells_it(value: dat
     ],
 )
 def test_text_written_by_others_is_spelled_as_its_instant_in_utc(text: str | None) -> None:
-    assert _spelled_by_sqlite(text) == iso(_READ(text))
+    assert _SPELL(text) == iso(_READ(text))
 
 
 def test_a_timestamp_read_from_postgresql_is_spelled_by_iso() -> None:
-    assert _SPELLED.compiled(POSTGRES_DIALECT).sql.startswith("SELECT stamps.at AS at")
-    [(_, spell)] = _SPELLED.compiled(POSTGRES_DIALECT).decode_at
+    spell = SpelledTime().dialect_impl(POSTGRES_DIALECT).result_processor(POSTGRES_DIALECT, None)
+    assert spell is not None
     at_two = datetime(2026, 11, 22, 17, 4, 5, 123999, tzinfo=timezone(timedelta(hours=2)))
     assert spell(at_two) == "2026-11-22T15:04:05.123Z"
     assert spell(None) is None

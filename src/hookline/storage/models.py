@@ -26,9 +26,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.compiler import SQLCompiler
-from sqlalchemy.sql.functions import FunctionElement
 from sqlalchemy.types import TypeDecorator
 
 from hookline.timeutil import iso
@@ -98,59 +95,35 @@ def _sqlite_text(value: datetime | None) -> str | None:
     return value.isoformat(" ", "microseconds")[:-6]  # without its "+00:00"
 
 
-class _SpelledTime(TypeDecorator[str]):
-    """What ``spelled_time`` reads: SQLite's spelling, or the marked text it left."""
+class SpelledTime(TypeDecorator[str]):
+    """A ``UTCDateTime`` column read as the contract's text (``timeutil.iso``), for the reads
+    whose rows go straight into a response: ``type_coerce(column, SpelledTime())``.
+
+    On SQLite the stored text is already that instant in UTC, to the microsecond
+    (``_sqlite_text``), so the spelling is a slice of it: 0.2 µs a value, where decoding it
+    (``_sqlite_utc``) and spelling the datetime (``iso``) took ~1 µs, 100 of them a page of 50
+    contacts (docs/benchmarks.md, change 53). Text of any other shape (``CURRENT_TIMESTAMP``'s,
+    or carrying an offset) takes that longer way; tests/storage/test_models.py holds the two to
+    the same text."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
 
     def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
-        return _spelled_on_sqlite if dialect.name == "sqlite" else iso
+        return _sqlite_spelled if dialect.name == "sqlite" else iso
 
 
-class spelled_time(FunctionElement[str]):
-    """A ``UTCDateTime`` column read as the contract's text (``timeutil.iso``), for the reads
-    whose rows go straight into a response: ``spelled_time(column).label(name)``.
-
-    On SQLite the stored text is already that instant in UTC, to the microsecond
-    (``_sqlite_text``), so SQLite spells it itself: a slice of the text, in C. Reading it as
-    a datetime (``_sqlite_utc``) and spelling that (``iso``) took ~1 µs a value in Python, 100
-    values a page of 50 contacts (docs/benchmarks.md, change 53). Text of any other shape
-    (``CURRENT_TIMESTAMP``'s, or carrying an offset) comes back marked and takes that longer
-    way (``_spelled_on_sqlite``); tests/storage/test_models.py holds the two to the same text.
-    On PostgreSQL the column itself, spelled by ``iso``."""
-
-    type = _SpelledTime()
-    name = "spelled_time"
-    inherit_cache = True
-
-
-@compiles(spelled_time)
-def _the_column(element: spelled_time, compiler: SQLCompiler, **kw: Any) -> str:
-    return str(compiler.process(element.clauses, **kw))
-
-
-# _sqlite_text's spelling, "2026-11-22 15:04:05.123456", and nothing else (GLOB matches whole).
-_STORED = "-".join(["[0-9]" * 4, "[0-9]" * 2, "[0-9]" * 2]) + " " + ":".join(["[0-9]" * 2] * 3)
-_STORED += "." + "[0-9]" * 6
-_OTHER_TEXT = "~"  # marks text SQLite did not spell: no spelled value starts with it
-
-
-@compiles(spelled_time, "sqlite")
-def _spelled_by_sqlite(element: spelled_time, compiler: SQLCompiler, **kw: Any) -> str:
-    text = compiler.process(element.clauses, **kw)
-    # "2026-11-22 15:04:05.123456" -> "2026-11-22T15:04:05.123Z" (milliseconds truncated).
-    return (
-        f"CASE WHEN {text} GLOB '{_STORED}'"
-        f" THEN substr({text}, 1, 10) || 'T' || substr({text}, 12, 12) || 'Z'"
-        f" ELSE '{_OTHER_TEXT}' || {text} END"
-    )
-
-
-def _spelled_on_sqlite(value: str | None) -> str | None:
-    if value is None or value[:1] != _OTHER_TEXT:
-        return value
-    return iso(_sqlite_utc(value[1:]))
+def _sqlite_spelled(value: str | None) -> str | None:
+    # "2026-11-22 15:04:05.123456" -> "2026-11-22T15:04:05.123Z" (milliseconds truncated, as iso).
+    if (
+        value is not None
+        and len(value) == 26
+        and value[10] == " "
+        and value[19] == "."
+        and value[20:].isdigit()
+    ):
+        return f"{value[:10]}T{value[11:23]}Z"
+    return iso(_sqlite_utc(value))
 
 
 Json = JSON().with_variant(JSONB(), "postgresql")

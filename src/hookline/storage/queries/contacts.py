@@ -14,10 +14,11 @@ from sqlalchemy import (
     func,
     or_,
     select,
+    type_coerce,
     update,
 )
 
-from hookline.storage.models import contacts, events, spelled_time
+from hookline.storage.models import SpelledTime, contacts, events
 from hookline.storage.queries.common import (
     column_values,
     newest_first,
@@ -33,11 +34,11 @@ INSERT_WITH_EVENT = JointInsert(contacts, events)
 _FIELDS = ("id", "first_name", "last_name", "phone_number", "email", "company", "tags", "notes")
 OUT = (
     *(contacts.c[name] for name in _FIELDS),
-    spelled_time(contacts.c.created_at).label("created_at"),
-    spelled_time(contacts.c.updated_at).label("updated_at"),
+    type_coerce(contacts.c.created_at, SpelledTime()).label("created_at"),
+    type_coerce(contacts.c.updated_at, SpelledTime()).label("updated_at"),
 )
 """What a read of contacts selects: the API's fields (``domain.contacts.contact_out``), the
-timestamps already in the contract's spelling (``spelled_time``)."""
+timestamps already in the contract's spelling (``SpelledTime``)."""
 
 BY_ID = Query(select(*OUT).where(*owned(contacts)))
 BY_ID_FOR_UPDATE = Query(select(*OUT).where(*owned(contacts)).with_for_update())
