@@ -16,7 +16,7 @@ from sqlalchemy.exc import NoResultFound
 
 from hookline import ids
 from hookline.domain import contacts as contacts_domain
-from hookline.storage.connector import POSTGRES_DIALECT, IntegrityError
+from hookline.storage.connector import POSTGRES_DIALECT, SQLITE_DIALECT, IntegrityError
 from hookline.storage.db import Database, fetch_all, fetch_one
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import accounts, contacts, events
@@ -284,3 +284,22 @@ async def test_a_statement_built_per_call_matches_its_compiled_once_form(
     assert inline._mapping == row
     assert compiled_once is not None
     assert (compiled_once.tags, compiled_once.created_at) == (inline.tags, inline.created_at)
+
+
+def test_rows_are_decoded_column_by_column_as_each_processor_reads_its_value() -> None:
+    """``Compiled.rows`` maps each column's processor over that column: every row gets its own
+    values decoded, in its own order, and no rows give no rows."""
+    compiled = _BY_ID.compiled(SQLITE_DIALECT)
+    stored = [
+        ("c1", '["a"]', "2026-11-22 15:04:05.123000"),
+        ("c2", "[]", "1999-12-31 23:59:59.999999"),
+        ("c3", '["b","c"]', "2026-11-22 15:04:05"),
+    ]
+    rows = compiled.rows(stored, list)
+    assert [tuple(row) for row in rows] == [
+        ("c1", ["a"], datetime(2026, 11, 22, 15, 4, 5, 123000, tzinfo=UTC)),
+        ("c2", [], datetime(1999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)),
+        ("c3", ["b", "c"], datetime(2026, 11, 22, 15, 4, 5, tzinfo=UTC)),
+    ]
+    assert rows[2].tags == ["b", "c"] and rows[2]._mapping["id"] == "c3"
+    assert compiled.rows([], list) == []

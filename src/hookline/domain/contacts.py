@@ -19,7 +19,8 @@ OPTIONAL_FIELDS = ("last_name", "email", "company", "tags", "notes")
 
 
 def contact_out(row: Any) -> dict[str, Any]:
-    """The contact object exactly as the API returns it and events carry it."""
+    """The contact object exactly as the API returns it and events carry it, from a row of
+    ``queries.OUT`` (its timestamps already spelled)."""
     return {
         "id": row.id,
         "first_name": row.first_name,
@@ -29,8 +30,8 @@ def contact_out(row: Any) -> dict[str, Any]:
         "company": row.company,
         "tags": list(row.tags or []),
         "notes": row.notes,
-        "created_at": iso(row.created_at),
-        "updated_at": iso(row.updated_at),
+        "created_at": row.created_at,
+        "updated_at": row.updated_at,
     }
 
 
@@ -55,7 +56,8 @@ def contact_creation(account_id: str, fields: dict[str, Any]) -> tuple[dict[str,
         "created_at": now,
         "updated_at": now,
     }
-    contact = contact_out(_Row(row))
+    spelled = iso(now)
+    contact = contact_out(_Row({**row, "created_at": spelled, "updated_at": spelled}))
     event = event_row(account_id, "contact.created", contact)
     return contact, queries.INSERT_WITH_EVENT.rows(row, event)
 

@@ -28,6 +28,8 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from hookline.timeutil import iso
+
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -91,6 +93,37 @@ def _sqlite_text(value: datetime | None) -> str | None:
     if value.tzinfo is not UTC:
         value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     return value.isoformat(" ", "microseconds")[:-6]  # without its "+00:00"
+
+
+class SpelledTime(TypeDecorator[str]):
+    """A ``UTCDateTime`` column read as the contract's text (``timeutil.iso``), for the reads
+    whose rows go straight into a response: ``type_coerce(column, SpelledTime())``.
+
+    On SQLite the stored text is already that instant in UTC, to the microsecond
+    (``_sqlite_text``), so the spelling is a slice of it: 0.2 µs a value, where decoding it
+    (``_sqlite_utc``) and spelling the datetime (``iso``) took ~1 µs, 100 of them a page of 50
+    contacts (docs/benchmarks.md, change 53). Text of any other shape (``CURRENT_TIMESTAMP``'s,
+    or carrying an offset) takes that longer way; tests/storage/test_models.py holds the two to
+    the same text."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
+        return _sqlite_spelled if dialect.name == "sqlite" else iso
+
+
+def _sqlite_spelled(value: str | None) -> str | None:
+    # "2026-11-22 15:04:05.123456" -> "2026-11-22T15:04:05.123Z" (milliseconds truncated, as iso).
+    if (
+        value is not None
+        and len(value) == 26
+        and value[10] == " "
+        and value[19] == "."
+        and value[20:].isdigit()
+    ):
+        return f"{value[:10]}T{value[11:23]}Z"
+    return iso(_sqlite_utc(value))
 
 
 Json = JSON().with_variant(JSONB(), "postgresql")

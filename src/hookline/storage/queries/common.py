@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import BindParameter, ColumnElement, Integer, Select, Table, bindparam, select
@@ -33,12 +33,18 @@ def column_values(table: Table, names: Iterable[str]) -> dict[str, BindParameter
 
 
 def newest_first(
-    table: Table, clauses: list[ColumnElement[bool]], *, before_id: bool, offset: bool
+    table: Table,
+    clauses: list[ColumnElement[bool]],
+    *,
+    before_id: bool,
+    offset: bool,
+    columns: Sequence[ColumnElement[Any]] | None = None,
 ) -> Select[Any]:
     """A page of ``table``'s rows that match ``clauses``, newest first (ids are UUIDv7): at most
-    ``limit``, older than ``before_id`` (a cursor) and past ``offset`` when the shape has them."""
+    ``limit``, older than ``before_id`` (a cursor) and past ``offset`` when the shape has them;
+    ``columns`` (default: all of ``table``'s)."""
     if before_id:
         clauses = [*clauses, table.c.id < bindparam("before_id", type_=table.c.id.type)]
-    query = select(table).where(*clauses).order_by(table.c.id.desc())
+    query = select(*(columns or table.c)).where(*clauses).order_by(table.c.id.desc())
     query = query.limit(bindparam("limit", type_=Integer()))
     return query.offset(bindparam("offset", type_=Integer())) if offset else query

@@ -5,9 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, String, Update, bindparam, delete, func, or_, select, update
+from sqlalchemy import (
+    Select,
+    String,
+    Update,
+    bindparam,
+    delete,
+    func,
+    or_,
+    select,
+    type_coerce,
+    update,
+)
 
-from hookline.storage.models import contacts, events
+from hookline.storage.models import SpelledTime, contacts, events
 from hookline.storage.queries.common import (
     column_values,
     newest_first,
@@ -20,10 +31,19 @@ from hookline.storage.statements import JointInsert, Query, QueryShapes
 INSERT_WITH_EVENT = JointInsert(contacts, events)
 """A new contact (every column) and its ``contact.created`` event."""
 
-BY_ID = Query(select(contacts).where(*owned(contacts)))
-BY_ID_FOR_UPDATE = Query(select(contacts).where(*owned(contacts)).with_for_update())
+_FIELDS = ("id", "first_name", "last_name", "phone_number", "email", "company", "tags", "notes")
+OUT = (
+    *(contacts.c[name] for name in _FIELDS),
+    type_coerce(contacts.c.created_at, SpelledTime()).label("created_at"),
+    type_coerce(contacts.c.updated_at, SpelledTime()).label("updated_at"),
+)
+"""What a read of contacts selects: the API's fields (``domain.contacts.contact_out``), the
+timestamps already in the contract's spelling (``SpelledTime``)."""
 
-DELETE = Query(delete(contacts).where(*owned(contacts)).returning(*contacts.c))
+BY_ID = Query(select(*OUT).where(*owned(contacts)))
+BY_ID_FOR_UPDATE = Query(select(*OUT).where(*owned(contacts)).with_for_update())
+
+DELETE = Query(delete(contacts).where(*owned(contacts)).returning(*OUT))
 """Deletes the contact, returning it (no row: none of the account's)."""
 
 LATEST_ID_WITH_PHONE = Query(
@@ -98,7 +118,9 @@ def _list(shape: ListShape) -> Select[Any]:
                 contacts.c.phone_number.like(pattern, escape=_LIKE_ESCAPE),
             )
         )
-    return newest_first(contacts, clauses, before_id=shape.before_id, offset=shape.offset)
+    return newest_first(
+        contacts, clauses, before_id=shape.before_id, offset=shape.offset, columns=OUT
+    )
 
 
 LIST = QueryShapes(_list)
