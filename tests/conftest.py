@@ -38,6 +38,9 @@ TEST_SECRET_KEY = "test-secret-key-not-for-production"
 
 MEMORY_DISK = Path("/dev/shm")
 _SCRATCH = pytest.StashKey[str]()
+NEEDED = 8 * 2**30
+"""Free space the suite's temporary files need (~11 MB for each PostgreSQL database, hundreds): a
+container's small /dev/shm (Docker's is 64 MB) leaves them on the disk."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,7 +53,7 @@ def pytest_configure(config: pytest.Config) -> None:
     suite's crashes are SIGKILLs of processes, never of the machine, so what was fsynced and
     what was written are the same file contents. ``TMPDIR`` reaches the servers the tests start.
     """
-    if os.environ.get("TMPDIR") or not _is_tmpfs(MEMORY_DISK):
+    if os.environ.get("TMPDIR") or not _is_tmpfs(MEMORY_DISK) or _free_bytes(MEMORY_DISK) < NEEDED:
         return
     scratch = tempfile.mkdtemp(prefix="hl-", dir=MEMORY_DISK)
     config.stash[_SCRATCH] = scratch
@@ -67,6 +70,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ.pop("TMPDIR", None)
         tempfile.tempdir = None
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _free_bytes(path: Path) -> int:
+    stats = os.statvfs(path)
+    return stats.f_bavail * stats.f_frsize
 
 
 def _is_tmpfs(path: Path) -> bool:
