@@ -14,6 +14,7 @@ from standardwebhooks import Webhook
 
 from hookline import __version__
 from hookline.delivery import manager
+from hookline.delivery import worker as worker_module
 from hookline.delivery.wakeup import Wakeup, make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.domain import deliveries as deliveries_domain
@@ -535,6 +536,28 @@ async def test_a_slot_freed_on_a_saturated_endpoint_wakes_the_scheduler(env: Env
     assert time.monotonic() - started < WOKEN_WITHIN
 
 
+async def test_with_every_slot_taken_one_freed_slot_does_not_start_a_claim(env: Env) -> None:
+    """All 16 send slots taken: a claim waits until an eighth of them (2) are free, not for the
+    first send to finish (a claim round for one slot cost as much as one for many). So the
+    17th event goes out only once a slow send finishes, never with the one fast reply."""
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.script([Reply(), *[Reply(delay=0.5)] * 15])
+        await env.webhook(account, receiver.url)
+        for _ in range(17):
+            await env.event(account)
+        started = time.monotonic()
+        worker = await env.worker(
+            delivery_poll_seconds=30,
+            delivery_concurrency=16,
+            delivery_per_endpoint_concurrency=16,
+        )
+        worker.wakeup.events_committed()
+        await receiver.wait_for(17, timeout=WOKEN_WITHIN)
+    last = max(request.received_at for request in receiver.requests)
+    assert last - started >= 0.45
+
+
 async def test_a_round_without_new_events_only_claims(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -654,6 +677,59 @@ def _idle(worker: Worker):  # type: ignore[no-untyped-def]
         return worker.in_flight == 0
 
     return check
+
+
+class _Recordings:
+    """The batch sizes the recorder stores (its calls of ``manager.record_outcomes``)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.batches: list[int] = []
+        record = manager.record_outcomes
+
+        async def counted(db: Any, worker_id: str, records: Any, **kwargs: Any) -> Any:
+            self.batches.append(len(records))
+            return await record(db, worker_id, records, **kwargs)
+
+        monkeypatch.setattr(manager, "record_outcomes", counted)
+
+
+async def test_a_full_batch_of_outcomes_is_stored_at_once(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recorder waits for a batch to fill (or its linger to pass), so a drain stores its
+    outcomes in a few transactions, not one per handful; a full batch does not wait."""
+    monkeypatch.setattr(worker_module, "RECORD_BATCH", 4)
+    monkeypatch.setattr(worker_module, "RECORD_LINGER_SECONDS", 60.0)
+    recordings = _Recordings(monkeypatch)
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.script([Reply(delay=0.05 * n) for n in range(4)])  # finishing one by one
+        await env.webhook(account, receiver.url)
+        for _ in range(4):
+            await env.event(account)
+        worker = await env.worker(delivery_poll_seconds=30)
+        worker.wakeup.events_committed()
+        await receiver.wait_for(4, timeout=10)
+        await eventually(_recorded(env, 4), what="4 recorded deliveries")
+    assert recordings.batches == [4]
+
+
+async def test_stopping_stores_the_outcomes_a_batch_was_waiting_with(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(worker_module, "RECORD_LINGER_SECONDS", 60.0)
+    account = await env.account()
+    async with Receiver() as receiver:
+        await env.webhook(account, receiver.url)
+        await env.event(account)
+        worker = await env.worker(delivery_poll_seconds=30)
+        worker.wakeup.events_committed()
+        await receiver.wait_for(1, timeout=10)
+        await eventually(_idle(worker), what="the send to finish")
+        started = time.monotonic()
+        await worker.stop()
+    assert time.monotonic() - started < 10  # not the linger
+    assert [row.status for row in await env.deliveries()] == ["succeeded"]
 
 
 @pytest.mark.parametrize("status", [400, 404, 500])
