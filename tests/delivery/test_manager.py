@@ -10,14 +10,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select, text, update
 
 from hookline.delivery import manager, stats
 from hookline.delivery.manager import AttemptRecord, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, ConnectFailed, Decision
 from hookline.delivery.sender import AttemptResult
 from hookline.domain import deliveries as deliveries_domain
+from hookline.storage.db import fetch_all
 from hookline.storage.models import attempt_rollups, deliveries, events, webhooks, workers
+from hookline.storage.queries import deliveries as queries
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env, ago
 
@@ -696,3 +698,76 @@ async def test_rate_limited_work_found_beside_a_claim_is_taken_with_the_slots_le
     second = await manager.claim_due(env.db, replace(request(limit=1), memo=memo))
     # One slot: the rate-limited webhook's delivery goes first.
     assert [c.webhook_id for c in second] == [limited]
+
+
+async def test_a_dispatch_on_postgres_holds_the_stream_lock_from_its_insert(pg_env: Env) -> None:
+    """The fan-out's INSERT takes the stream's lock itself (no statement of its own): until the
+    dispatch commits, no other dispatcher can number events; once it has, one can."""
+    account = await pg_env.account()
+    hook, _ = await pg_env.webhook(account, URL)
+    await pg_env.event(account)
+    try_lock = text("SELECT pg_try_advisory_xact_lock(7264711845227365) AS taken")
+    async with pg_env.db.begin() as conn:
+        [event] = await fetch_all(conn, queries.UNDISPATCHED, {"limit": 10})
+        await queries.fan_out(conn, [manager.delivery_row(event, hook, utcnow())], [event.id])
+        async with pg_env.db.begin() as other:
+            assert not (await other.execute(try_lock)).scalar_one()
+    async with pg_env.db.begin() as other:
+        assert (await other.execute(try_lock)).scalar_one()
+    [row] = await pg_env.deliveries()
+    assert row.webhook_id == hook
+
+
+async def test_a_dispatch_round_takes_rate_limited_work_whatever_its_memo_said(env: Env) -> None:
+    """A memo that says "no rate-limited work" (the last look's) never keeps a dispatch round
+    from taking it first: the round's own look, or its claim, finds it."""
+    account = await env.account()
+    await env.webhook(account, URL)
+    limited, _ = await env.webhook(account, URL)
+    async with env.db.begin() as conn:
+        await conn.execute(update(webhooks).where(webhooks.c.id == limited).values(rate_limit=100))
+    await env.event(account)
+    memo = ClaimMemo(rate_limited_due=False)
+
+    _, claims = await manager.dispatch_and_claim(env.db, replace(request(limit=1), memo=memo))
+
+    assert [c.webhook_id for c in claims] == [limited]  # first, with the one slot
+    assert claims[0].not_before is not None
+    if not env.db.is_sqlite:
+        assert memo.rate_limited_due  # the next round looks in its transaction
+
+
+async def test_a_dispatch_round_after_a_look_found_none_claims_without_a_look_of_its_own(
+    pg_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL, memo "none": the look runs beside the fan-out; once it has answered none,
+    the transaction claims without its own statement for rate-limited work."""
+    account = await pg_env.account()
+    hook, _ = await pg_env.webhook(account, URL)
+    event = await pg_env.event(account)
+    looked = asyncio.Event()
+    look, dispatch = manager._any_rate_limited_due, manager._dispatch
+
+    async def look_and_tell(*args: Any) -> bool:
+        try:
+            return await look(*args)
+        finally:
+            looked.set()
+
+    async def dispatch_after_the_look(*args: Any) -> Any:
+        result = await dispatch(*args)
+        await looked.wait()
+        return result
+
+    async def no_rate_limited_claim(*args: Any) -> Any:
+        raise AssertionError("the transaction looked for rate-limited work")
+
+    monkeypatch.setattr(manager, "_any_rate_limited_due", look_and_tell)
+    monkeypatch.setattr(manager, "_dispatch", dispatch_after_the_look)
+    monkeypatch.setattr(manager, "_claim_rate_limited", no_rate_limited_claim)
+    memo = ClaimMemo(rate_limited_due=False)
+
+    _, claims = await manager.dispatch_and_claim(pg_env.db, replace(request(), memo=memo))
+
+    assert [(c.event_id, c.webhook_id) for c in claims] == [(event, hook)]
+    assert not memo.rate_limited_due
