@@ -73,8 +73,6 @@ log = logging.getLogger("hookline.delivery")
 class DispatchResult:
     events: int
     deliveries: int
-    rate_limited: bool = False
-    """Whether a delivery went to a rate-limited webhook."""
 
 
 def _subscribed(webhook_events: Any, event_type: str) -> bool:
@@ -100,13 +98,15 @@ async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> Dispatc
         return DispatchResult(0, 0)
     hooks = await _active_webhooks(conn, {row.account_id for row in pending})
     bodies = await _bodies_for_filters(conn, pending, hooks)
-    targets = [(event, hook) for event in pending for hook in _targets(event, hooks, bodies)]
-    rows = [delivery_row(event, hook.id, now) for event, hook in targets]
+    rows = [
+        delivery_row(event, hook_id, now)
+        for event in pending
+        for hook_id in _targets(event, hooks, bodies)
+    ]
     # Written, and the events marked dispatched and numbered in commit order for the event
     # stream (see the statements' module).
     await queries.fan_out(conn, rows, [row.id for row in pending])
-    limited = any(hook.rate_limited for _, hook in targets)
-    return DispatchResult(len(pending), len(rows), limited)
+    return DispatchResult(len(pending), len(rows))
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,27 +114,25 @@ class _Target:
     id: str
     events: Any
     filter: str | None
-    rate_limited: bool = False
 
 
 async def _active_webhooks(conn: Connection, account_ids: set[str]) -> dict[str, list[_Target]]:
     """Active webhooks by account."""
     by_account: dict[str, list[_Target]] = {}
     for row in await fetch_all(conn, queries.ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
-        target = _Target(row.id, row.events, row.filter, row.rate_limit is not None)
-        by_account.setdefault(row.account_id, []).append(target)
+        by_account.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
     return by_account
 
 
 def _targets(
     event: Any, hooks: Mapping[str, list[_Target]], bodies: Mapping[str, dict[str, Any]]
-) -> list[_Target]:
+) -> list[str]:
     candidates = hooks.get(event.account_id, [])
     if event.target_webhook_id is not None:
         # webhook.test (or any targeted event): that webhook alone, subscribed or not, filtered
         # or not.
-        return [hook for hook in candidates if hook.id == event.target_webhook_id]
-    return [hook for hook in candidates if _receives(hook, event, bodies)]
+        return [hook.id for hook in candidates if hook.id == event.target_webhook_id]
+    return [hook.id for hook in candidates if _receives(hook, event, bodies)]
 
 
 def _receives(hook: _Target, event: Any, bodies: Mapping[str, dict[str, Any]]) -> bool:
@@ -505,39 +503,9 @@ async def dispatch_and_claim(
     """
     if not dispatch:
         return DispatchResult(0, 0), await claim_due(db, req)
-    if db.is_sqlite:
-        async with db.begin() as conn:
-            dispatched = await _dispatch(conn, req.now, batch_size)
-            return dispatched, await _claim(conn, req)
-    # PostgreSQL. No rate-limited work at the last look: the next look runs on another pooled
-    # connection while the fan-out does, instead of as a statement of the transaction (one round
-    # trip fewer of a dispatch round's eight; the round is most of a new event's wait for its
-    # first attempt, docs/benchmarks.md). It sees what was committed, the fan-out knows what it
-    # adds: the claim skips its own look only if the look answered "none" by then and no new
-    # delivery is a rate-limited webhook's. The look is never awaited inside the transaction,
-    # whose connection it may be waiting for.
-    look = None
-    if not req.memo.rate_limited_due and req.limit > 0:
-        look = asyncio.ensure_future(_any_rate_limited_due(db, req))
-    try:
-        async with db.begin() as conn:
-            dispatched = await _dispatch(conn, req.now, batch_size)
-            if not dispatched.rate_limited and _answered_none(look):
-                return dispatched, await _claim_unlimited(conn, req)
-            claims = await _claim(conn, req)
-    finally:
-        if look is not None:
-            await asyncio.gather(look, return_exceptions=True)
-    if req.limit > 0:
-        # The claim looked: rate-limited work it took (or found its window full and took
-        # none of, then a look beside the next round finds it again).
-        req.memo.rate_limited_due = any(claim.not_before is not None for claim in claims)
-    return dispatched, claims
-
-
-def _answered_none(look: asyncio.Future[bool] | None) -> bool:
-    """Whether ``look`` (``_any_rate_limited_due``) has finished and found no work."""
-    return look is not None and look.done() and look.exception() is None and not look.result()
+    async with db.begin() as conn:
+        dispatched = await _dispatch(conn, req.now, batch_size)
+        return dispatched, await _claim(conn, req)
 
 
 async def _load_claims(conn: Connection, delivery_ids: Sequence[str]) -> list[Claim]:

@@ -95,13 +95,7 @@ UNDISPATCHED = Query(
     .with_for_update(skip_locked=True)
 )
 ACTIVE_WEBHOOKS = Query(
-    select(
-        webhooks.c.id,
-        webhooks.c.account_id,
-        webhooks.c.events,
-        webhooks.c.filter,
-        webhooks.c.rate_limit,
-    )
+    select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.filter)
     .where(
         in_list(webhooks.c.account_id, "accounts"),
         webhooks.c.is_active == true(),
