@@ -10,14 +10,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, func, select, text, update
 
 from hookline.delivery import manager, stats
 from hookline.delivery.manager import AttemptRecord, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, ConnectFailed, Decision
 from hookline.delivery.sender import AttemptResult
 from hookline.domain import deliveries as deliveries_domain
+from hookline.storage.db import fetch_all
 from hookline.storage.models import attempt_rollups, deliveries, events, webhooks, workers
+from hookline.storage.queries import deliveries as queries
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env, ago
 
@@ -696,3 +698,21 @@ async def test_rate_limited_work_found_beside_a_claim_is_taken_with_the_slots_le
     second = await manager.claim_due(env.db, replace(request(limit=1), memo=memo))
     # One slot: the rate-limited webhook's delivery goes first.
     assert [c.webhook_id for c in second] == [limited]
+
+
+async def test_a_dispatch_on_postgres_holds_the_stream_lock_from_its_insert(pg_env: Env) -> None:
+    """The fan-out's INSERT takes the stream's lock itself (no statement of its own): until the
+    dispatch commits, no other dispatcher can number events; once it has, one can."""
+    account = await pg_env.account()
+    hook, _ = await pg_env.webhook(account, URL)
+    await pg_env.event(account)
+    try_lock = text("SELECT pg_try_advisory_xact_lock(7264711845227365) AS taken")
+    async with pg_env.db.begin() as conn:
+        [event] = await fetch_all(conn, queries.UNDISPATCHED, {"limit": 10})
+        await queries.fan_out(conn, [manager.delivery_row(event, hook, utcnow())], [event.id])
+        async with pg_env.db.begin() as other:
+            assert not (await other.execute(try_lock)).scalar_one()
+    async with pg_env.db.begin() as other:
+        assert (await other.execute(try_lock)).scalar_one()
+    [row] = await pg_env.deliveries()
+    assert row.webhook_id == hook

@@ -103,10 +103,9 @@ async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> Dispatc
         for event in pending
         for hook_id in _targets(event, hooks, bodies)
     ]
-    await queries.insert_deliveries(conn, rows)
-    # Marked dispatched, and numbered in commit order for the event stream (see the
-    # statement's module).
-    await queries.number_for_stream(conn, [row.id for row in pending])
+    # Written, and the events marked dispatched and numbered in commit order for the event
+    # stream (see the statements' module).
+    await queries.fan_out(conn, rows, [row.id for row in pending])
     return DispatchResult(len(pending), len(rows))
 
 

@@ -309,7 +309,7 @@ events = Table(
     # webhook.test events go to one webhook only.
     Column("target_webhook_id", String(64), nullable=True),
     # Commit order, for GET /v1/events/stream: numbered by the dispatcher as it fans events out,
-    # one dispatch at a time (queries.deliveries.number_for_stream); NULL until then.
+    # one dispatch at a time (queries.deliveries.fan_out); NULL until then.
     Column("stream_seq", BigInteger, nullable=True),
     # Alerts (webhook.disabled, delivery.exhausted) are about one webhook: never delivered to it.
     Column("about_webhook_id", String(64), nullable=True),

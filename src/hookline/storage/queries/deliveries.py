@@ -130,11 +130,15 @@ def array_params(table: Any, names: Sequence[str]) -> list[Any]:
     return params
 
 
-def _unnest_insert(table: Any, names: Sequence[str]) -> Query:
+def _unnest_insert(table: Any, names: Sequence[str], joined: str) -> Query:
+    """``INSERT ... SELECT`` of the arrays' rows; ``joined``: a one-row relation joined to them
+    (its columns are not inserted)."""
     columns = ", ".join(names)
     arrays = ", ".join(f":a_{name}" for name in names)
-    # Names from the table's own definition, built once at import: no input reaches the text.
-    statement = f"INSERT INTO {table.name} ({columns}) SELECT * FROM unnest({arrays})"  # noqa: S608
+    # Names from the table's own definition and constants, built once at import: no input
+    # reaches the text.
+    rows = f"SELECT new_rows.* FROM unnest({arrays}) AS new_rows{joined}"  # noqa: S608
+    statement = f"INSERT INTO {table.name} ({columns}) {rows}"
     return Query(text(statement).bindparams(*array_params(table, names)))
 
 
@@ -144,17 +148,6 @@ def as_arrays(rows: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[s
 
 
 _DELIVERY_NAMES = tuple(column.name for column in dlv.c)
-_INSERT_DELIVERIES_ON_POSTGRES = _unnest_insert(dlv, _DELIVERY_NAMES)
-
-
-async def insert_deliveries(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Insert delivery rows (each supplies every column), in ``conn``'s transaction."""
-    if not rows:
-        return
-    if conn.dialect.name == "postgresql":
-        await conn.execute(_INSERT_DELIVERIES_ON_POSTGRES, as_arrays(rows, _DELIVERY_NAMES))
-    else:
-        await conn.execute_many(INSERT_DELIVERY, list(rows))
 
 
 # The stream (GET /v1/events/stream) reads events in commit order, which event ids are not
@@ -163,8 +156,9 @@ async def insert_deliveries(conn: Connection, rows: Sequence[Mapping[str, Any]])
 # holds a transaction lock while it does, so numbers are handed out one dispatch transaction
 # at a time: a number is never committed after a higher one (SQLite's single writer
 # serializes dispatches anyway). A reader that saw number N never later finds a new one below.
+_STREAM_LOCK_KEY = 7264711845227365
 _STREAM_LOCK = Query(
-    select(func.pg_advisory_xact_lock(literal_column("7264711845227365")).label("locked"))
+    select(func.pg_advisory_xact_lock(literal_column(str(_STREAM_LOCK_KEY))).label("locked"))
 )
 _LAST_STREAM_SEQ = Query(select(func.coalesce(func.max(events.c.stream_seq), 0).label("last")))
 # Marked dispatched and numbered in one UPDATE: each is a new version of the (wide) event row
@@ -188,17 +182,37 @@ _DISPATCHED_AS_ON_POSTGRES = Query(
 )
 
 
-async def number_for_stream(conn: Connection, event_ids: Sequence[str]) -> None:
-    """Mark ``event_ids`` dispatched and give them, in order, the next stream numbers, in
-    ``conn``'s transaction."""
+# PostgreSQL: the fan-out's INSERT takes the stream's lock itself, so that a dispatch with
+# deliveries to write makes one round trip fewer (the lock's own statement was one of the nine
+# of a dispatch round, each a wait for a PostgreSQL that shares its core: docs/benchmarks.md).
+# The lock is a one-row subquery joined to the rows (a volatile function: never pulled up, so
+# evaluated whatever the statement's other columns); the numbering UPDATE is a later statement,
+# so its snapshot is taken after the lock, as before. Names and a constant: no input in the text.
+_INSERT_DELIVERIES_LOCKING_STREAM = _unnest_insert(
+    dlv, _DELIVERY_NAMES, f", (SELECT pg_advisory_xact_lock({_STREAM_LOCK_KEY})) AS stream"
+)
+
+
+async def fan_out(
+    conn: Connection, rows: Sequence[Mapping[str, Any]], event_ids: Sequence[str]
+) -> None:
+    """Insert a dispatch's delivery ``rows`` (each supplies every column), then mark its
+    ``event_ids`` dispatched and give them, in order, the next stream numbers, in ``conn``'s
+    transaction."""
     if conn.dialect.name == "postgresql":
-        await fetch_all(conn, _STREAM_LOCK, {})
+        if rows:
+            params = as_arrays(rows, _DELIVERY_NAMES)
+            await conn.execute(_INSERT_DELIVERIES_LOCKING_STREAM, params)
+        else:
+            await fetch_all(conn, _STREAM_LOCK, {})
         await conn.execute(_DISPATCHED_AS_ON_POSTGRES, {"a_id": list(event_ids)})
         return
+    if rows:
+        await conn.execute_many(INSERT_DELIVERY, list(rows))
     last = int((await fetch_all(conn, _LAST_STREAM_SEQ, {}))[0].last)
     seqs = list(range(last + 1, last + 1 + len(event_ids)))
-    rows = [{"b_id": event_id, "b_seq": seq} for event_id, seq in zip(event_ids, seqs, strict=True)]
-    await conn.execute_many(_DISPATCHED_AS, rows)
+    numbered = zip(event_ids, seqs, strict=True)
+    await conn.execute_many(_DISPATCHED_AS, [{"b_id": i, "b_seq": seq} for i, seq in numbered])
 
 
 # -- claiming ---------------------------------------------------------------------------------
