@@ -11,9 +11,20 @@ waiter that was woken for it but lost it waits again at the back (at 64 concurre
 
 Here a released connection goes straight to the longest-waiting caller, or back to the idle
 list when nobody waits. A connection is given back healthy unless it is closed, still inside a
-transaction, or its holder was interrupted (cancelled) in the middle of using it; an unhealthy
-one is terminated and its place opened anew for the next caller, so a restarted PostgreSQL
-costs one failed statement per connection (a 503, ``storage.outage``), as with asyncpg's pool.
+transaction, its holder was interrupted (cancelled) in the middle of using it, or asyncpg's
+protocol failed on it (``asyncpg.InternalClientError``); an unhealthy one is terminated and its
+place opened anew for the next caller. An idle connection found closed when it is asked for is
+dropped the same way, never handed out.
+
+What a PostgreSQL restart does to the idle connections: each backend sends its FATAL
+("terminating connection due to administrator command") and exits. asyncpg, reading an error
+while no operation is in progress, puts the connection's protocol in its error-consuming state,
+and only when the socket's end arrives, a turn of the loop or tens of milliseconds later, is the
+connection closed. In between it is not ``is_closed()``, and the next statement on it fails in
+asyncpg itself: "cannot switch to state 12; another operation (2) is in progress" (a BEGIN: state
+15). Such a connection is never handed on (it was, and failed every caller until its socket
+closed), and the failure reaches its holder as ``ConnectionBroken``, a ``ConnectionError``: a 503
+(``storage.outage``), as for every statement the outage costs, not a 500.
 """
 
 from __future__ import annotations
@@ -30,6 +41,11 @@ Setup = Callable[[asyncpg.Connection], Awaitable[None]]
 
 class PoolClosed(ConnectionError):
     """The pool was closed while a caller waited for a connection."""
+
+
+class ConnectionBroken(ConnectionError):
+    """asyncpg's protocol failed on a connection (the server ended it and its socket is not
+    closed yet): the connection is dropped; the driver's error is the ``__cause__``."""
 
 
 class FairPool:
@@ -51,6 +67,9 @@ class FairPool:
         raw = await self.acquire()
         try:
             yield raw
+        except asyncpg.InternalClientError as exc:
+            self.release(raw, interrupted=True)
+            raise ConnectionBroken(f"the connection to PostgreSQL broke: {exc}") from exc
         except Exception:
             self.release(raw)  # an SQL error or the caller's own: the connection is fine
             raise
@@ -62,8 +81,11 @@ class FairPool:
     async def acquire(self) -> asyncpg.Connection:
         if self._closed:
             raise PoolClosed("the connection pool is closed")
-        if self._idle:  # nobody waits while a connection is idle
-            return self._idle.pop()
+        while self._idle:  # nobody waits while a connection is idle
+            raw = self._idle.pop()
+            if not raw.is_closed():
+                return raw
+            self._opened -= 1  # lost while idle (a restarted server): its place opens anew
         if self._opened < self._size:
             self._opened += 1
             return await self._open_in_place()
@@ -106,6 +128,7 @@ class FairPool:
         return raw
 
     def release(self, raw: asyncpg.Connection, *, interrupted: bool = False) -> None:
+        """Give ``raw`` back; ``interrupted``: its holder could not finish using it."""
         if interrupted or self._closed or raw.is_closed() or raw.is_in_transaction():
             if not raw.is_closed():
                 raw.terminate()
