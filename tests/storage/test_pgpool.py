@@ -96,6 +96,23 @@ async def test_waiters_are_served_in_order_and_a_cancelled_one_passes_its_turn_o
     assert first.cancelled()
 
 
+async def test_a_caller_asking_first_is_served_before_those_waiting(pool: FairPool) -> None:
+    served: list[str] = []
+
+    async def use(name: str, *, first: bool = False) -> None:
+        async with pool.connection(first=first):
+            served.append(name)
+
+    held = await pool.acquire()
+    waiting = [asyncio.ensure_future(use(n)) for n in ("one", "two")]
+    await asyncio.sleep(0)  # both wait, in this order
+    committer = asyncio.ensure_future(use("first", first=True))
+    await asyncio.sleep(0)
+    pool.release(held)
+    await asyncio.wait_for(asyncio.gather(committer, *waiting), timeout=5)
+    assert served == ["first", "one", "two"]
+
+
 async def test_closing_fails_the_waiting(pool: FairPool) -> None:
     held = await pool.acquire()
     waiter = asyncio.ensure_future(pool.acquire())

@@ -63,8 +63,8 @@ class FairPool:
         self._closed = False
 
     @contextlib.asynccontextmanager
-    async def connection(self) -> AsyncIterator[asyncpg.Connection]:
-        raw = await self.acquire()
+    async def connection(self, *, first: bool = False) -> AsyncIterator[asyncpg.Connection]:
+        raw = await self.acquire(first=first)
         try:
             yield raw
         except asyncpg.InternalClientError as exc:
@@ -78,7 +78,8 @@ class FairPool:
             raise
         self.release(raw)
 
-    async def acquire(self) -> asyncpg.Connection:
+    async def acquire(self, *, first: bool = False) -> asyncpg.Connection:
+        """A connection; ``first``: ahead of every caller waiting (one that serves many)."""
         if self._closed:
             raise PoolClosed("the connection pool is closed")
         while self._idle:  # nobody waits while a connection is idle
@@ -91,7 +92,10 @@ class FairPool:
             return await self._open_in_place()
         waiter: asyncio.Future[asyncpg.Connection | None]
         waiter = asyncio.get_running_loop().create_future()
-        self._waiting.append(waiter)
+        if first:
+            self._waiting.appendleft(waiter)
+        else:
+            self._waiting.append(waiter)
         try:
             raw = await waiter
         except asyncio.CancelledError:

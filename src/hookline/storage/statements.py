@@ -31,12 +31,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, bindparam
+from sqlalchemy import Column, Select, Table, bindparam
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import MultipleResultsFound, NoResultFound
 from sqlalchemy.sql import ClauseElement, Insert
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from hookline.storage.lists import in_list
 from hookline.storage.models import events
 
 Processor = Callable[[Any], Any] | None
@@ -180,6 +181,21 @@ class Query:
                 self.statement, dialect, self._column_keys
             )
         return found
+
+
+class JointLookup(Query):
+    """A look-up of at most one row by one key, which concurrent callers may share.
+
+    Run as any ``Query`` it is ``select``, whose parameter ``key`` is the key. On PostgreSQL
+    the connector's ``fetch_one`` sends the keys of the callers queued meanwhile as one
+    statement (``many``: ``select`` with ``key`` compared to a list, and the key column as
+    ``key`` in its rows), one round trip for all of them (``connector._JointLookups``).
+    """
+
+    def __init__(self, select: Select[Any], key: Column[Any]) -> None:
+        self.key: str = key.key
+        super().__init__(select.where(key == bindparam(self.key)))
+        self.many = Query(select.add_columns(key.label(self.key)).where(in_list(key, self.key)))
 
 
 Statement = Query | ClauseElement
