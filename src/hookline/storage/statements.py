@@ -10,6 +10,8 @@ stored and read exactly as SQLAlchemy would (timestamps as UTC, JSON columns dec
   per dialect and kept: the way to write any statement that runs per request.
 * A statement whose shape varies with its input (a list's filters) is a ``QueryShapes``: one
   ``Query`` per shape, its values as parameters.
+* A look-up of one row by one key that every request makes (the API key's) is a
+  ``JointLookup``: a ``Query``, which on PostgreSQL concurrent callers share.
 * Any other statement (built per call, its values inline) is compiled when it runs. That costs
   SQLAlchemy's compiler once per call (tens to a few hundred µs): the statements of
   ``storage.queries`` are all ``Query``s, and a test holds them to it.
@@ -186,10 +188,11 @@ class Query:
 class JointLookup(Query):
     """A look-up of at most one row by one key, which concurrent callers may share.
 
-    Run as any ``Query`` it is ``select``, whose parameter ``key`` is the key. On PostgreSQL
-    the connector's ``fetch_one`` sends the keys of the callers queued meanwhile as one
-    statement (``many``: ``select`` with ``key`` compared to a list, and the key column as
-    ``key`` in its rows), one round trip for all of them (``connector._JointLookups``).
+    As a ``Query`` it is ``select`` where ``key`` (a column) equals the parameter named as
+    that column, its only parameter. On PostgreSQL the connector's ``fetch_one`` sends the keys
+    of the callers queued meanwhile as one statement (``many``: ``select`` where ``key`` is one
+    of a list, with the key column in its rows), one round trip for all of them
+    (``connector._JointLookups``).
     """
 
     def __init__(self, select: Select[Any], key: Column[Any]) -> None:
