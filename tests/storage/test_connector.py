@@ -1,7 +1,8 @@
 """``storage.connector``: SQLite reads run inline, but each lets the tasks already waiting run
 first, so one read-only request cannot hold the others until it has answered. Concurrent
 ``commit_rows`` share one commit (on PostgreSQL one round trip), each caller's rows still all or
-nothing; PostgreSQL's pool serves waiting callers in order."""
+nothing, and concurrent key look-ups one statement; PostgreSQL's pool serves waiting callers in
+order."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 from sqlalchemy import select
 
 from hookline.domain import contacts as contacts_domain
+from hookline.domain import keys as keys_domain
 from hookline.storage import connector as connector_module
 from hookline.storage.connector import IntegrityError, PostgresConnector
 from hookline.storage.db import Database
@@ -307,3 +309,34 @@ async def test_queued_rows_are_written_back_to_back_in_one_step_of_the_loop(
     assert len(written_at) == 30
     assert len(set(written_at)) == 1, written_at  # all in the same turn
     assert len(await _stored_contacts(sqlite_db)()) == 30
+
+
+async def test_concurrent_key_look_ups_share_a_statement_each_reading_its_own_key(
+    pg_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every request's key look-up (``JointLookup``): on PostgreSQL the callers queued together
+    share one statement, and each gets its own key's row, or None for a key that is unknown or
+    was revoked before it asked."""
+    database = Database(make_settings(pg_server.create_database(), db_pool_size=2))
+    await upgrade_to_head(database)
+    try:
+        live = [await new_account(database, f"live {n}") for n in range(3)]
+        revoked = await new_account(database, "revoked")
+        async with database.begin() as conn:
+            (key_id,) = [key["id"] for key in await keys_domain.list_keys(conn, revoked.id)]
+            assert await keys_domain.revoke_key(conn, revoked.id, key_id)
+        sent: list[int] = []
+        send = connector_module._JointLookups._send
+
+        async def counted_send(self: Any, group: Any) -> None:
+            sent.append(len(group))
+            await send(self, group)
+
+        monkeypatch.setattr(connector_module._JointLookups, "_send", counted_send)
+        asked = [*live, revoked, Account("unknown", keys_domain.generate_key())] * 8
+        found = await asyncio.gather(*(keys_domain.authenticate(database, a.key) for a in asked))
+        expected = [a.id if a in live else None for a in asked]
+        assert [context and context.account_id for context in found] == expected
+        assert sum(sent) == len(asked) and len(sent) <= 2  # 40 callers queued together
+    finally:
+        await database.dispose()

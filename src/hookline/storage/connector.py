@@ -31,7 +31,7 @@ import itertools
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import asyncpg
 import orjson
@@ -41,7 +41,7 @@ from sqlalchemy.engine import Dialect
 
 from hookline.storage.pgpool import FairPool
 from hookline.storage.statements import (
-    JointInsert,
+    JointLookup,
     JointRows,
     Params,
     Result,
@@ -75,6 +75,7 @@ SQLITE_DIALECT: Dialect = SQLiteDialect_pysqlite(**JSON_CODEC)
 POSTGRES_DIALECT: Dialect = PGDialect_asyncpg(**JSON_CODEC)  # type: ignore[no-untyped-call]
 
 Rows = Sequence[Mapping[str, Any]]
+_Item = TypeVar("_Item")
 
 # What the drivers raise about the database (not about hookline's code), for callers that turn
 # them into a message (the CLI).
@@ -572,11 +573,14 @@ class PostgresConnector(Connector):
         )
         self._listeners: dict[asyncio.Event, asyncpg.Connection] = {}
         self._joints = _JointGroupCommit(self)
+        self._lookups = _JointLookups(self)
 
-    def connection(self) -> contextlib.AbstractAsyncContextManager[asyncpg.Connection]:
-        """A connection of the process's pool (``storage.pgpool``: first come, first served),
-        given back when the block ends."""
-        return self._pool.connection()
+    def connection(
+        self, *, first: bool = False
+    ) -> contextlib.AbstractAsyncContextManager[asyncpg.Connection]:
+        """A connection of the process's pool (``storage.pgpool``: first come, first served;
+        ``first``: ahead of those waiting), given back when the block ends."""
+        return self._pool.connection(first=first)
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[Connection]:
@@ -587,6 +591,11 @@ class PostgresConnector(Connector):
     async def read(self) -> AsyncIterator[Connection]:
         async with self.connection() as raw:
             yield PostgresConnection(raw)
+
+    async def fetch_one(self, statement: Statement, params: Params) -> Any | None:
+        if isinstance(statement, JointLookup):  # with other callers' (``_JointLookups``)
+            return await self._lookups.fetch_one(statement, params[statement.key])
+        return await super().fetch_one(statement, params)
 
     async def autocommit(self, statement: Statement, params: Params) -> Result:
         """One statement as a transaction of its own: one round trip, no BEGIN or COMMIT."""
@@ -616,10 +625,63 @@ class PostgresConnector(Connector):
 
     async def close(self) -> None:
         await self._joints.drain()
+        await self._lookups.drain()
         await self._pool.close()
 
 
-class _JointGroupCommit:
+class _Batches(Generic[_Item]):
+    """Callers' items sent in batches: the items queued while a batch is in flight become the
+    next batch, sent by one task; each caller gets its own outcome. A cancelled caller (client
+    gone) does not cancel the batch: its item is sent all the same."""
+
+    MAX_CALLERS = 256
+
+    def __init__(self, connector: PostgresConnector) -> None:
+        self._connector = connector
+        self._queued: _Queued[_Item] = []
+        self._sender: asyncio.Task[None] | None = None
+
+    async def _queue(self, item: _Item) -> Any:
+        done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        done.add_done_callback(_retrieve_exception)
+        self._queued.append((item, done))
+        if self._sender is None:
+            self._sender = asyncio.ensure_future(self._send_queued())
+        return await asyncio.shield(done)
+
+    async def drain(self) -> None:
+        """Wait for every queued caller's item to be sent (and answered)."""
+        while self._sender is not None:
+            await asyncio.shield(self._sender)
+
+    async def _send_queued(self) -> None:
+        batch: _Queued[_Item] = []
+        try:
+            while self._queued:
+                batch = self._queued[: self.MAX_CALLERS]
+                del self._queued[: self.MAX_CALLERS]
+                groups: dict[Any, _Queued[_Item]] = {}
+                for item, done in batch:  # one statement each, in the callers' order
+                    groups.setdefault(self._statement_of(item), []).append((item, done))
+                for group in groups.values():
+                    await self._send(group)
+        except BaseException as exc:  # cancelled (the loop is closing): nobody waits for ever
+            for _, done in [*batch, *self._queued]:
+                _settle(done, exc)
+            self._queued.clear()
+            raise
+        finally:
+            self._sender = None
+
+    def _statement_of(self, item: _Item) -> Any:
+        raise NotImplementedError
+
+    async def _send(self, group: _Queued[_Item]) -> None:
+        """Send ``group`` (items of one statement) and settle each caller's future."""
+        raise NotImplementedError
+
+
+class _JointGroupCommit(_Batches[JointRows]):
     """Group commit for ``JointRows`` on PostgreSQL: concurrent callers' rows in one round trip.
 
     Each caller's rows are one statement (``JointInsert.combined``). The rows queued while a
@@ -637,60 +699,30 @@ class _JointGroupCommit:
     to every caller of the batch, none of whose rows is committed.
     """
 
-    MAX_CALLERS = 256
-
-    def __init__(self, connector: PostgresConnector) -> None:
-        self._connector = connector
-        self._queued: _Queued = []
-        self._sender: asyncio.Task[None] | None = None
-
     async def commit(self, joint: JointRows) -> None:
-        done = asyncio.get_running_loop().create_future()
-        done.add_done_callback(_retrieve_exception)
-        self._queued.append((joint, done))
-        if self._sender is None:
-            self._sender = asyncio.ensure_future(self._send_queued())
-        # shield: a cancelled caller (client gone) must not fail the others' batch.
-        await asyncio.shield(done)
+        await self._queue(joint)
 
-    async def drain(self) -> None:
-        """Wait for every queued caller's rows to be committed (or refused)."""
-        while self._sender is not None:
-            await asyncio.shield(self._sender)
+    def _statement_of(self, item: JointRows) -> Any:
+        return item.insert
 
-    async def _send_queued(self) -> None:
-        batch: _Queued = []
+    async def _send(self, group: _Queued[JointRows]) -> None:
         try:
-            while self._queued:
-                batch = self._queued[: self.MAX_CALLERS]
-                del self._queued[: self.MAX_CALLERS]
-                for same_insert in _by_insert(batch):
-                    await self._send(same_insert)
-        except BaseException as exc:  # cancelled (the loop is closing): nobody waits for ever
-            for _, done in [*batch, *self._queued]:
-                _settle(done, exc)
-            self._queued.clear()
-            raise
-        finally:
-            self._sender = None
-
-    async def _send(self, batch: _Queued) -> None:
-        try:
-            await self._insert_all([joint for joint, _ in batch])
+            await self._insert_all([joint for joint, _ in group])
         except IntegrityError:
-            await self._insert_one_by_one(batch)
+            await self._insert_one_by_one(group)
         except Exception as exc:  # the database unreachable: the batch's callers get it
-            for _, done in batch:
+            for _, done in group:
                 _settle(done, exc)
         else:
-            for _, done in batch:
+            for _, done in group:
                 _settle(done, None)
 
     async def _insert_all(self, joints: list[JointRows]) -> None:
         insert = joints[0].insert.combined
         compiled = insert.compiled(POSTGRES_DIALECT)
         arguments = [compiled.arguments(joint.combined_params()) for joint in joints]
-        async with self._connector.connection() as raw:
+        # Ahead of the requests waiting for a connection: this round trip is many requests'.
+        async with self._connector.connection(first=True) as raw:
             try:
                 if len(arguments) == 1:
                     await raw.execute(compiled.sql, *arguments[0])
@@ -699,8 +731,8 @@ class _JointGroupCommit:
             except _POSTGRES_INTEGRITY as exc:
                 raise IntegrityError(str(exc)) from exc
 
-    async def _insert_one_by_one(self, batch: _Queued) -> None:
-        for joint, done in batch:
+    async def _insert_one_by_one(self, group: _Queued[JointRows]) -> None:
+        for joint, done in group:
             try:
                 await self._insert_all([joint])
             except Exception as exc:
@@ -709,29 +741,52 @@ class _JointGroupCommit:
                 _settle(done, None)
 
 
-_Queued = list[tuple[JointRows, asyncio.Future[None]]]
+class _JointLookups(_Batches[tuple[JointLookup, Any]]):
+    """``JointLookup``s on PostgreSQL: the keys of the callers queued while a look-up is in
+    flight go as the next one, one statement (``JointLookup.many``) and one round trip for all
+    of them. Every request's API key is looked up so (``queries.keys.LIVE_BY_HASH``): one
+    round trip each took a pooled connection per request, and spent ~80 µs of the process's
+    CPU per look-up (64 tasks in process) against ~6 batched (docs/benchmarks.md, 66). Each
+    caller's statement is sent after it asked, so it reads what was committed before."""
+
+    async def fetch_one(self, lookup: JointLookup, key: Any) -> Any | None:
+        return await self._queue((lookup, key))
+
+    def _statement_of(self, item: tuple[JointLookup, Any]) -> Any:
+        return item[0]
+
+    async def _send(self, group: _Queued[tuple[JointLookup, Any]]) -> None:
+        lookup = group[0][0][0]
+        keys = list({key for (_, key), _ in group})
+        try:
+            async with self._connector.read() as conn:
+                rows = await conn.execute(lookup.many, {lookup.key: keys})
+        except Exception as exc:  # the database unreachable: the batch's callers get it
+            for _, done in group:
+                _settle(done, exc)
+            return
+        found: dict[Any, Any] = {}
+        for row in rows:
+            found.setdefault(getattr(row, lookup.key), row)
+        for (_, key), done in group:
+            _settle(done, None, found.get(key))
 
 
-def _by_insert(batch: _Queued) -> list[_Queued]:
-    """The batch split by statement (one ``executemany`` each), in the callers' order."""
-    groups: dict[JointInsert, _Queued] = {}
-    for joint, done in batch:
-        groups.setdefault(joint.insert, []).append((joint, done))
-    return list(groups.values())
+_Queued = list[tuple[_Item, "asyncio.Future[Any]"]]
 
 
-def _settle(done: asyncio.Future[None], exc: BaseException | None) -> None:
+def _settle(done: asyncio.Future[Any], exc: BaseException | None, result: Any = None) -> None:
     if done.done():
         return
     if exc is None:
-        done.set_result(None)
+        done.set_result(result)
     elif isinstance(exc, Exception):
         done.set_exception(exc)
     else:
         done.cancel()
 
 
-def _retrieve_exception(done: asyncio.Future[None]) -> None:
+def _retrieve_exception(done: asyncio.Future[Any]) -> None:
     # The caller may be gone (cancelled); retrieve the exception so asyncio does not warn.
     if not done.cancelled():
         done.exception()

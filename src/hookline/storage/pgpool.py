@@ -11,9 +11,20 @@ waiter that was woken for it but lost it waits again at the back (at 64 concurre
 
 Here a released connection goes straight to the longest-waiting caller, or back to the idle
 list when nobody waits. A connection is given back healthy unless it is closed, still inside a
-transaction, or its holder was interrupted (cancelled) in the middle of using it; an unhealthy
-one is terminated and its place opened anew for the next caller, so a restarted PostgreSQL
-costs one failed statement per connection (a 503, ``storage.outage``), as with asyncpg's pool.
+transaction, its holder was interrupted (cancelled) in the middle of using it, or asyncpg's
+protocol failed on it (``asyncpg.InternalClientError``); an unhealthy one is terminated and its
+place opened anew for the next caller. An idle connection found closed when it is asked for is
+dropped the same way, never handed out.
+
+What a PostgreSQL restart does to the idle connections: each backend sends its FATAL
+("terminating connection due to administrator command") and exits. asyncpg, reading an error
+while no operation is in progress, puts the connection's protocol in its error-consuming state,
+and only when the socket's end arrives, a turn of the loop or tens of milliseconds later, is the
+connection closed. In between it is not ``is_closed()``, and the next statement on it fails in
+asyncpg itself: "cannot switch to state 12; another operation (2) is in progress" (a BEGIN: state
+15). Such a connection is never handed on (it was, and failed every caller until its socket
+closed), and the failure reaches its holder as ``ConnectionBroken``, a ``ConnectionError``: a 503
+(``storage.outage``), as for every statement the outage costs, not a 500.
 """
 
 from __future__ import annotations
@@ -32,6 +43,11 @@ class PoolClosed(ConnectionError):
     """The pool was closed while a caller waited for a connection."""
 
 
+class ConnectionBroken(ConnectionError):
+    """asyncpg's protocol failed on a connection (the server ended it and its socket is not
+    closed yet): the connection is dropped; the driver's error is the ``__cause__``."""
+
+
 class FairPool:
     def __init__(self, dsn: str, size: int, *, setup: Setup, timeout: float) -> None:
         self._dsn = dsn
@@ -47,10 +63,13 @@ class FairPool:
         self._closed = False
 
     @contextlib.asynccontextmanager
-    async def connection(self) -> AsyncIterator[asyncpg.Connection]:
-        raw = await self.acquire()
+    async def connection(self, *, first: bool = False) -> AsyncIterator[asyncpg.Connection]:
+        raw = await self.acquire(first=first)
         try:
             yield raw
+        except asyncpg.InternalClientError as exc:
+            self.release(raw, interrupted=True)
+            raise ConnectionBroken(f"the connection to PostgreSQL broke: {exc}") from exc
         except Exception:
             self.release(raw)  # an SQL error or the caller's own: the connection is fine
             raise
@@ -59,17 +78,24 @@ class FairPool:
             raise
         self.release(raw)
 
-    async def acquire(self) -> asyncpg.Connection:
+    async def acquire(self, *, first: bool = False) -> asyncpg.Connection:
+        """A connection; ``first``: ahead of every caller waiting (one that serves many)."""
         if self._closed:
             raise PoolClosed("the connection pool is closed")
-        if self._idle:  # nobody waits while a connection is idle
-            return self._idle.pop()
+        while self._idle:  # nobody waits while a connection is idle
+            raw = self._idle.pop()
+            if not raw.is_closed():
+                return raw
+            self._opened -= 1  # lost while idle (a restarted server): its place opens anew
         if self._opened < self._size:
             self._opened += 1
             return await self._open_in_place()
         waiter: asyncio.Future[asyncpg.Connection | None]
         waiter = asyncio.get_running_loop().create_future()
-        self._waiting.append(waiter)
+        if first:
+            self._waiting.appendleft(waiter)
+        else:
+            self._waiting.append(waiter)
         try:
             raw = await waiter
         except asyncio.CancelledError:
@@ -106,6 +132,7 @@ class FairPool:
         return raw
 
     def release(self, raw: asyncpg.Connection, *, interrupted: bool = False) -> None:
+        """Give ``raw`` back; ``interrupted``: its holder could not finish using it."""
         if interrupted or self._closed or raw.is_closed() or raw.is_in_transaction():
             if not raw.is_closed():
                 raw.terminate()

@@ -10,6 +10,8 @@ stored and read exactly as SQLAlchemy would (timestamps as UTC, JSON columns dec
   per dialect and kept: the way to write any statement that runs per request.
 * A statement whose shape varies with its input (a list's filters) is a ``QueryShapes``: one
   ``Query`` per shape, its values as parameters.
+* A look-up of one row by one key that every request makes (the API key's) is a
+  ``JointLookup``: a ``Query``, which on PostgreSQL concurrent callers share.
 * Any other statement (built per call, its values inline) is compiled when it runs. That costs
   SQLAlchemy's compiler once per call (tens to a few hundred µs): the statements of
   ``storage.queries`` are all ``Query``s, and a test holds them to it.
@@ -31,12 +33,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Table, bindparam
+from sqlalchemy import Column, Select, Table, bindparam
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import MultipleResultsFound, NoResultFound
 from sqlalchemy.sql import ClauseElement, Insert
 from sqlalchemy.sql.compiler import SQLCompiler
 
+from hookline.storage.lists import in_list
 from hookline.storage.models import events
 
 Processor = Callable[[Any], Any] | None
@@ -180,6 +183,22 @@ class Query:
                 self.statement, dialect, self._column_keys
             )
         return found
+
+
+class JointLookup(Query):
+    """A look-up of at most one row by one key, which concurrent callers may share.
+
+    As a ``Query`` it is ``select`` where ``key`` (a column) equals the parameter named as
+    that column, its only parameter. On PostgreSQL the connector's ``fetch_one`` sends the keys
+    of the callers queued meanwhile as one statement (``many``: ``select`` where ``key`` is one
+    of a list, with the key column in its rows), one round trip for all of them
+    (``connector._JointLookups``).
+    """
+
+    def __init__(self, select: Select[Any], key: Column[Any]) -> None:
+        self.key: str = key.key
+        super().__init__(select.where(key == bindparam(self.key)))
+        self.many = Query(select.add_columns(key.label(self.key)).where(in_list(key, self.key)))
 
 
 Statement = Query | ClauseElement
