@@ -89,6 +89,17 @@ def _is_tmpfs(path: Path) -> bool:
     ) and os.access(path, os.W_OK)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests marked ``slow`` first (SIGKILL crash tests, the fuzzer, browsers).
+
+    ``make test`` runs the suite in two processes (pytest-xdist, ``--dist loadfile
+    --no-loadscope-reorder``): a file's tests stay in one process, so its module-scoped fixtures
+    start once, and the files go out in this order as a process comes free. A slow file handed
+    out last would keep one process busy for a minute or more after the other ran out of work.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--screenshots-dir",
@@ -145,19 +156,52 @@ def make_settings(database_url: str, **overrides: object) -> Settings:
     return Settings(**values)  # type: ignore[arg-type]
 
 
-@pytest.fixture(scope="session")
-def settings(
-    backend: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
-) -> Settings:
-    directory = tmp_path_factory.mktemp(f"db-{backend}")
-    return make_settings(make_database_url(backend, directory, request))
+# One settings and one app per backend for the whole session, whatever order the tests come in:
+# ``settings`` and ``app`` below are parametrized by ``backend``, and pytest tears a parametrized
+# fixture down whenever the next test wants the other parameter. In one process it orders the
+# tests so that this happens once; under xdist (make test) a process runs a module's tests at a
+# time, sqlite then postgres, and each switch would make a new app and a new PostgreSQL database.
+# The per-backend fixtures are not parametrized, so they live until the session ends.
 
 
 @pytest.fixture(scope="session")
-async def app(settings: Settings) -> AsyncIterator[FastAPI]:
+def sqlite_settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return make_settings(f"sqlite:///{tmp_path_factory.mktemp('db-sqlite') / 'hookline.db'}")
+
+
+@pytest.fixture(scope="session")
+def postgres_settings(pg_server: PostgresServer) -> Settings:
+    return make_settings(pg_server.create_database())
+
+
+@pytest.fixture(scope="session")
+def settings(backend: str, request: pytest.FixtureRequest) -> Settings:
+    chosen: Settings = request.getfixturevalue(f"{backend}_settings")
+    return chosen
+
+
+async def _serving(settings: Settings) -> AsyncIterator[FastAPI]:
     application = create_app(settings)
     async with application.router.lifespan_context(application):
         yield application
+
+
+@pytest.fixture(scope="session")
+async def sqlite_app(sqlite_settings: Settings) -> AsyncIterator[FastAPI]:
+    async for application in _serving(sqlite_settings):
+        yield application
+
+
+@pytest.fixture(scope="session")
+async def postgres_app(postgres_settings: Settings) -> AsyncIterator[FastAPI]:
+    async for application in _serving(postgres_settings):
+        yield application
+
+
+@pytest.fixture(scope="session")
+def app(backend: str, request: pytest.FixtureRequest) -> FastAPI:
+    chosen: FastAPI = request.getfixturevalue(f"{backend}_app")
+    return chosen
 
 
 @pytest.fixture(scope="session")

@@ -6,7 +6,6 @@ worker claiming too); on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
-import time
 from datetime import datetime
 from typing import Any
 
@@ -137,7 +136,6 @@ async def test_rate_limit_paces_one_webhook_and_not_its_neighbour(
             await subscribe(http, owner, receiver.url_for("/free"))
             # A backlog at once (concurrent requests), so that supply never limits the rate.
             await asyncio.gather(*(new_contact(http, owner) for _ in range(events)))
-            backlog_at = time.monotonic()
             await receiver.wait_until(
                 lambda rs: sum(r.path == "/limited" for r in rs) == events, timeout=30
             )
@@ -147,10 +145,12 @@ async def test_rate_limit_paces_one_webhook_and_not_its_neighbour(
     free_at = [r.received_at for r in receiver.requests if r.path == "/free"]
     assert len(free_at) == events
     first = min(limited_at)
-    # 10 ± 1 per second at the receiver, over the three seconds after the backlog existed (a
-    # single second's count would depend on where its edges fall between bursts).
-    received = sum(backlog_at <= t < backlog_at + 3 for t in limited_at)
-    assert 27 <= received <= 33, sorted(round(t - backlog_at, 3) for t in limited_at)
+    # 10 ± 1 per second at the receiver, over the three seconds from the first delivery (a
+    # single second's count would depend on where its edges fall between bursts). From the
+    # first, not from the backlog: on a loaded host the worker's first claim came 1 s late
+    # (20 in the window, each second's 10 on time after it), which is not what this measures.
+    received = sum(first <= t < first + 3 for t in limited_at)
+    assert 27 <= received <= 33, sorted(round(t - first, 3) for t in limited_at)
     # The neighbour is not slowed: all of its deliveries arrived while the limited webhook was
     # still in its second second.
     assert max(free_at) < first + 2.0, sorted(t - first for t in free_at)

@@ -1,6 +1,6 @@
 """Crash test: delivery workers SIGKILLed over and over lose nothing.
 
-1,200 contacts are created through the real API while `hookline worker` processes are killed with
+600 contacts are created through the real API while `hookline worker` processes are killed with
 SIGKILL and replaced at random moments. Three real receivers subscribe to contact.created.
 Afterwards every event id must have reached every receiver (lost = 0), every request must verify
 with the reference `standardwebhooks` library, and the duplicate count is printed (at-least-once
@@ -29,7 +29,10 @@ from tests.support.api import collect_pages
 from tests.support.receiver import Receiver
 from tests.support.server import arun_cli, async_running_server, cli_env
 
-EVENTS = 1_200
+# The chaos, not the count, is what the test is about: 1,200 gave 26 SIGKILLs in one run on a
+# loaded 2-core host (9 before the last contact was created); 600 keeps every kill's kind (claims
+# in flight, leases left to expire) for half the time, and the test still asserts >= 3 kills.
+EVENTS = 600
 RECEIVERS = 3
 WORKERS = 2
 CRASH_ENV = {

@@ -14,6 +14,7 @@ CI_EXAMPLES = 3
 
 # 46 s on 2 quiet cores (41 s of CPU, schemathesis and the server together); minutes when
 # the machine is busy, hence the longer timeout.
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_fuzz_finds_no_server_errors_and_no_schema_violations() -> None:
     result, logs = run_fuzz(CI_EXAMPLES)
