@@ -732,6 +732,30 @@ async def test_stopping_stores_the_outcomes_a_batch_was_waiting_with(
     assert [row.status for row in await env.deliveries()] == ["succeeded"]
 
 
+async def test_a_stop_during_the_backoff_after_a_failed_round_stops_at_once(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A round that fails (the database down or restarting) backs off; a SIGTERM then was
+    # forgotten and the scheduler went on until the process was killed (seen after outages).
+    monkeypatch.setattr(worker_module, "ERROR_BACKOFF_SECONDS", 60.0)
+    failed = asyncio.Event()
+    real_round = manager.dispatch_and_claim
+
+    async def fails_once(*args: Any, **kwargs: Any) -> Any:
+        if not failed.is_set():
+            failed.set()
+            raise ConnectionRefusedError("the database is restarting")
+        return await real_round(*args, **kwargs)
+
+    monkeypatch.setattr(manager, "dispatch_and_claim", fails_once)
+    worker = await env.worker(delivery_poll_seconds=30)
+    worker.wakeup.events_committed()
+    await asyncio.wait_for(failed.wait(), timeout=10)
+    started = time.monotonic()
+    await asyncio.wait_for(worker.stop(), timeout=20)  # not the 30 s poll, nor the backoff
+    assert time.monotonic() - started < 10
+
+
 @pytest.mark.parametrize("status", [400, 404, 500])
 async def test_other_errors_are_retried(env: Env, status: int) -> None:
     account = await env.account()

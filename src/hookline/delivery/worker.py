@@ -102,11 +102,17 @@ class _LRU(OrderedDict[str, Any]):
 async def _wait(event: asyncio.Event, seconds: float) -> None:
     """Wait for ``event`` at most ``seconds``; clear it before the caller does the work, so a
     wake-up arriving during the work is not lost."""
-    if seconds > 0 and not event.is_set():
+    if seconds > 0:
+        await _unless_set(event, seconds)
+    event.clear()
+
+
+async def _unless_set(event: asyncio.Event, seconds: float) -> None:
+    """Sleep ``seconds``, or less if ``event`` is set (which stays set)."""
+    if not event.is_set():
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 await event.wait()
-    event.clear()
 
 
 def lease_seconds_for(settings: Settings) -> float:
@@ -307,7 +313,9 @@ class Worker:
                 log.exception("dispatching or claiming deliveries failed")
                 if dispatch:
                     self._new_events.set()
-                await _wait(self._stopping, ERROR_BACKOFF_SECONDS)
+                # Not ``_wait``: it clears the event it waited for, and a stop that came during
+                # the backoff would be forgotten (the loop went on; SIGTERM waited for a kill).
+                await _unless_set(self._stopping, ERROR_BACKOFF_SECONDS)
                 continue
             for claim in claims:
                 self._start_send(claim)
