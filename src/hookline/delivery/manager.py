@@ -576,6 +576,11 @@ class AttemptRecord:
     def succeeded(self) -> bool:
         return self.decision.status == "succeeded"
 
+    @property
+    def retry_at(self) -> datetime | None:
+        """When the delivery is tried next: only while it stays pending."""
+        return self.next_attempt_at if self.decision.status == "pending" else None
+
 
 @dataclass(frozen=True)
 class OutcomeSummary:
@@ -645,7 +650,7 @@ def _outcome_values(record: AttemptRecord) -> tuple[Any, ...]:
         result.response_body,
         record.succeeded,
         record.decision.status,
-        record.next_attempt_at if record.decision.status == "pending" else None,
+        record.retry_at,
         int(result.started_at.timestamp()),
         stats.status_key(result.status_code),
         stats.latency_bin(result.duration_ms),
@@ -759,7 +764,7 @@ def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dic
         "b_now": now,
         "b_id": record.delivery_id,
         "b_status": record.decision.status,
-        "b_next": record.next_attempt_at if record.decision.status == "pending" else None,
+        "b_next": record.retry_at,
         "b_code": record.result.status_code,
         "b_error": _cut(record.result.error_message),
     }

@@ -758,7 +758,7 @@ moved AS (
 healed AS (
     UPDATE webhooks SET failing_since = NULL, consecutive_failures = 0, next_probe_at = NULL
     WHERE id IN (SELECT webhook_id FROM stored GROUP BY webhook_id HAVING bool_and(succeeded))
-        AND (failing_since IS NOT NULL OR consecutive_failures <> 0 OR next_probe_at IS NOT NULL)
+        AND {not_healthy}
 )
 SELECT stored.n, moved.id, moved.webhook_id, moved.event_id, moved.event_type, moved.status,
     moved.attempts, moved.last_status_code, moved.last_error, moved.next_attempt_at,
@@ -767,7 +767,8 @@ FROM stored LEFT JOIN moved ON moved.id = stored.delivery_id AND moved.status = 
 ORDER BY stored.n
 """
 RECORD_ON_POSTGRES = Query(
-    text(_RECORD_ON_POSTGRES_SQL)
+    # HEAL's condition, spelled once; a constant: no input reaches the text.
+    text(_RECORD_ON_POSTGRES_SQL.format(not_healthy=_NOT_HEALTHY))
     .bindparams(
         *array_params(delivery_attempts, _OUTCOME_ATTEMPT_NAMES),
         *array_params(dlv, ("status", "next_attempt_at")),
