@@ -54,9 +54,8 @@ async def test_delivers_a_signed_event_that_standardwebhooks_accepts(env: Env) -
 
 
 async def test_stored_headers_arrive_but_never_replace_ours(env: Env) -> None:
-    """The session sends content-type and user-agent; a webhook's stored headers (parsed once
-    per stored value) come beside the signature and never replace them, even if a row holds
-    names the API refuses."""
+    """A webhook's stored headers come beside the signature and never replace hookline's
+    content-type and user-agent, even if a row holds names the API refuses."""
     account = await env.account()
     stored = {"X-Tenant": "t1", "Content-Type": "text/plain", "USER-AGENT": "evil"}
     async with Receiver() as receiver:

@@ -22,7 +22,6 @@ from hookline.delivery.retry import (
     DeliveryError,
     InvalidTarget,
 )
-from hookline.delivery.signing import CONSTANT_HEADERS
 from hookline.delivery.ssrf import (
     BLOCKED_MESSAGE,
     BlockedAddressError,
@@ -117,8 +116,6 @@ class Sender:
                 connect=self._connect_timeout,
                 sock_connect=self._connect_timeout,
             ),
-            # Sent with every request, so an attempt passes only the headers that change.
-            headers=CONSTANT_HEADERS,
             # Receivers' cookies must never travel to another request.
             cookie_jar=aiohttp.DummyCookieJar(),
             trust_env=False,

@@ -43,11 +43,10 @@ from hookline.delivery.retry import (
 )
 from hookline.delivery.sender import AttemptResult, Sender
 from hookline.delivery.signing import (
-    CONSTANT_HEADERS,
+    build_headers,
     event_body,
     headers_from_plain,
     live_secrets,
-    signature_headers,
 )
 from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
 from hookline.settings import Settings
@@ -171,7 +170,6 @@ class Worker:
         self._listening = False
         self._bodies = _LRU(BODY_CACHE_SIZE)
         self._secrets = _LRU(SECRET_CACHE_SIZE)
-        self._headers = _LRU(SECRET_CACHE_SIZE)
         self._started = False
         self._peers_seen: set[str] = set()
         self._mails: set[asyncio.Task[int]] = set()
@@ -480,12 +478,9 @@ class Worker:
             custom = self._custom_headers(claim)
         except ValueError as exc:
             return AttemptResult(started_at=utcnow(), duration_ms=0, error=SigningFailed(str(exc)))
-        headers = signature_headers(claim.event_id, int(time.time()), body, secrets)
-        if custom:
-            # The webhook's own headers never replace ours (reserved names are refused anyway).
-            headers = {**custom, **headers}
-        # The sender's session adds CONSTANT_HEADERS.
-        return await self._sender.send(claim.url, headers, body)
+        headers = build_headers(claim.event_id, int(time.time()), body, secrets)
+        # The webhook's own headers never replace ours (reserved names are refused anyway).
+        return await self._sender.send(claim.url, {**custom, **headers}, body)
 
     async def _give_back(self, claim: Claim) -> None:
         self._held.discard(claim.delivery_id)
@@ -496,21 +491,9 @@ class Worker:
         self._wake.set()
 
     def _custom_headers(self, claim: Claim) -> dict[str, str]:
-        """The webhook's own headers, parsed once per stored value, without those the session
-        sends (``CONSTANT_HEADERS``: they are never replaced)."""
-        token = claim.headers_enc
-        if token is None:
+        if claim.headers_enc is None:
             return {}
-        cached = self._headers.get(token)
-        if isinstance(cached, dict):
-            return cached
-        custom = {
-            name: value
-            for name, value in headers_from_plain(self._decrypt(token)).items()
-            if name.lower() not in CONSTANT_HEADERS
-        }
-        self._headers.remember(token, custom)
-        return custom
+        return headers_from_plain(self._decrypt(claim.headers_enc))
 
     def _record_for(
         self, claim: Claim, result: AttemptResult, trace_context: str | None = None
