@@ -4,6 +4,7 @@ connection stays usable, and hookline serves again as soon as the database is ba
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import socket
 import sqlite3
@@ -15,8 +16,10 @@ import orjson
 import pytest
 from sqlalchemy import literal_column, select, text
 
+from hookline.delivery.worker import ERROR_BACKOFF_SECONDS, Worker
 from hookline.errors import ServiceUnavailable
 from hookline.storage.db import PG_CONNECT_TIMEOUT_SECONDS, Database
+from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.outage import is_store_unavailable
 from hookline.storage.statements import Query
 from tests.conftest import TEST_SECRET_KEY, make_settings
@@ -24,6 +27,7 @@ from tests.limits.conftest import running_app
 from tests.support.postgres import PostgresServer, running_postgres
 from tests.support.rawhttp import RawConnection, RawResponse, raw_connection
 from tests.support.server import ServerProcess, run_cli, running_server
+from tests.support.waiting import eventually
 
 CONTACT = orjson.dumps({"first_name": "Ada", "phone_number": "+15551234567"})
 
@@ -190,3 +194,45 @@ async def test_a_postgresql_that_never_answers_fails_fast() -> None:
                 assert took < PG_CONNECT_TIMEOUT_SECONDS + 3
         finally:
             await db.dispose()
+
+
+async def test_the_worker_logs_an_outage_when_it_starts_and_when_it_ends(
+    own_postgres: PostgresServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not a traceback a second: every loop of the worker fails once a second in an outage."""
+    settings = make_settings(own_postgres.create_database())
+    db = Database(settings)
+    await upgrade_to_head(db)
+    worker = Worker(settings, db)
+    caplog.set_level(logging.INFO, logger="hookline.delivery")
+
+    async def logged(start: str) -> list[str]:
+        return [m for m in (r.getMessage() for r in caplog.records) if m.startswith(start)]
+
+    async def outage_warnings() -> list[str]:
+        return await logged(f"{ROUNDS} failed: the database is unavailable")
+
+    await worker.start()
+    try:
+        await asyncio.to_thread(own_postgres.stop)
+        try:
+            worker.on_notify("another process")  # a round, which fails; then one a second
+            await eventually(outage_warnings, what="the scheduler's outage warning")
+            # The outage outlasts two backoffs (ERROR_BACKOFF_SECONDS): rounds fail meanwhile.
+            await asyncio.sleep(2.5 * ERROR_BACKOFF_SECONDS)
+        finally:
+            await asyncio.to_thread(own_postgres.start)
+        worker.on_notify("another process")
+        back = await eventually(
+            lambda: logged(f"{ROUNDS} works again"), what="the scheduler's end-of-outage line"
+        )
+    finally:
+        await worker.stop(grace=0)
+        await db.dispose()
+    assert len(await outage_warnings()) == 1
+    failed_rounds = int(back[0].rsplit("(", 1)[1].split()[0])
+    assert failed_rounds >= 2  # rounds kept failing, and were not logged again
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == []  # an outage is no bug
+
+
+ROUNDS = "dispatching or claiming deliveries"

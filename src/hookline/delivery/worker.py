@@ -52,9 +52,51 @@ from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
 from hookline.settings import Settings
 from hookline.storage.connector import PostgresConnector
 from hookline.storage.db import Database
+from hookline.storage.outage import is_store_unavailable
 from hookline.timeutil import utcnow
 
 log = logging.getLogger("hookline.delivery")
+
+
+class _FailureLog:
+    """How a loop that retries logs its failures: a bug each time, a database outage twice.
+
+    During an outage every round of a loop fails the same way, once a second
+    (``ERROR_BACKOFF_SECONDS``), and a traceback a second buried the one line that mattered.
+    An outage (``is_store_unavailable``) is logged once as a warning when it starts and once
+    when the loop works again, with how long it lasted; anything else is an error with its
+    traceback, every time.
+    """
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._outage_since: float | None = None
+        self._failures = 0
+
+    def failed(self, exc: BaseException) -> None:
+        if not is_store_unavailable(exc):
+            log.error("%s failed; will retry", self._what, exc_info=exc)
+            return
+        self._failures += 1
+        if self._outage_since is None:
+            self._outage_since = time.monotonic()
+            log.warning(
+                "%s failed: the database is unavailable (%s: %s); retrying until it is back",
+                self._what,
+                type(exc).__name__,
+                exc,
+            )
+
+    def succeeded(self) -> None:
+        if self._outage_since is not None:
+            log.warning(
+                "%s works again after %.1f s of database outage (%d failed attempts)",
+                self._what,
+                time.monotonic() - self._outage_since,
+                self._failures,
+            )
+            self._outage_since, self._failures = None, 0
+
 
 DISPATCH_BATCH = 500
 PRUNE_BATCH = 500
@@ -172,6 +214,9 @@ class Worker:
         self._secrets = _LRU(SECRET_CACHE_SIZE)
         self._started = False
         self._peers_seen: set[str] = set()
+        self._round_failures = _FailureLog("dispatching or claiming deliveries")
+        self._record_failures = _FailureLog("recording delivery outcomes")
+        self._heartbeat_failures = _FailureLog("the heartbeat")
         self._mails: set[asyncio.Task[int]] = set()
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -309,14 +354,15 @@ class Worker:
                 dispatched, claims = await manager.dispatch_and_claim(
                     self.db, request, batch_size=DISPATCH_BATCH, dispatch=dispatch
                 )
-            except Exception:
-                log.exception("dispatching or claiming deliveries failed")
+            except Exception as exc:
+                self._round_failures.failed(exc)
                 if dispatch:
                     self._new_events.set()
                 # Not ``_wait``: it clears the event it waited for, and a stop that came during
                 # the backoff would be forgotten (the loop went on; SIGTERM waited for a kill).
                 await _unless_set(self._stopping, ERROR_BACKOFF_SECONDS)
                 continue
+            self._round_failures.succeeded()
             for claim in claims:
                 self._start_send(claim)
             if dispatched.events >= DISPATCH_BATCH:
@@ -575,13 +621,14 @@ class Worker:
             summary = await manager.record_outcomes(
                 self.db, self.id, batch, now=utcnow(), disable_after=self._disable_after
             )
-        except Exception:
-            log.exception("recording %d delivery outcomes failed; will retry", len(batch))
+        except Exception as exc:
+            self._record_failures.failed(exc)
             self._results = batch + self._results
             if not self._draining:
                 await asyncio.sleep(ERROR_BACKOFF_SECONDS)
                 self._results_ready.set()
             return False
+        self._record_failures.succeeded()
         for record in batch:
             self._held.discard(record.delivery_id)
             if record.decision.status != "pending":  # a final state
@@ -618,8 +665,10 @@ class Worker:
                     self.db, self.id, sorted(self._held), now=utcnow(), lease_seconds=self._lease
                 )
                 await self._notice_peers()
-            except Exception:
-                log.warning("heartbeat failed", exc_info=True)
+            except Exception as exc:
+                self._heartbeat_failures.failed(exc)
+            else:
+                self._heartbeat_failures.succeeded()
 
     async def _notice_peers(self) -> None:
         """Say so when another worker starts sharing this database's deliveries.
@@ -694,17 +743,19 @@ class Worker:
         wake-ups."""
         connector = self.db.connector
         assert isinstance(connector, PostgresConnector)
+        failures = _FailureLog("LISTEN (wake-ups from other processes; polling meanwhile)")
         while True:
             lost: asyncio.Event | None = None
             try:
                 lost = await connector.listen(NOTIFY_CHANNEL, self.on_notify)
+                failures.succeeded()
                 self._listening = True
                 self._events_committed_elsewhere()  # anything notified while not listening
                 await lost.wait()
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.warning("LISTEN connection failed; polling meanwhile", exc_info=True)
+            except Exception as exc:
+                failures.failed(exc)
             finally:
                 self._listening = False
                 if lost is not None:

@@ -39,7 +39,7 @@ from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.dialects.sqlite.pysqlite import SQLiteDialect_pysqlite
 from sqlalchemy.engine import Dialect
 
-from hookline.storage.pgpool import FairPool
+from hookline.storage.pgpool import ConnectionBroken, FairPool
 from hookline.storage.statements import (
     JointLookup,
     JointRows,
@@ -627,7 +627,14 @@ class PostgresConnector(Connector):
         raw = await asyncpg.connect(self.dsn, timeout=PG_CONNECT_TIMEOUT_SECONDS)
         lost = asyncio.Event()
         raw.add_termination_listener(lambda _conn: lost.set())
-        await raw.add_listener(channel, lambda _c, _pid, _ch, payload: callback(payload))
+        try:
+            await raw.add_listener(channel, lambda _c, _pid, _ch, payload: callback(payload))
+        except BaseException as exc:
+            raw.terminate()  # not left open behind a failed LISTEN
+            if isinstance(exc, asyncpg.InternalClientError):
+                # A server shutting down ended the new connection (as pgpool explains).
+                raise ConnectionBroken(f"the connection to PostgreSQL broke: {exc}") from exc
+            raise
         self._listeners[lost] = raw
         return lost
 
