@@ -7,6 +7,8 @@ order."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -171,6 +173,53 @@ async def test_a_cancelled_caller_does_not_fail_the_batch(
     assert results[1:] == [None] * 7
     stored = await _stored_contacts(rows_db)()
     assert {joint.rows[0]["id"] for joint in joints[1:]} <= stored
+
+
+async def test_a_caller_cancelled_during_the_commit_leaves_the_others_theirs(
+    sqlite_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite: each caller waits for the COMMIT on a future of its own; cancelling one while
+    the COMMIT runs neither cancels the others' wait nor takes its rows out of the batch."""
+    account = await new_account(sqlite_db)
+    started, go_on = threading.Event(), threading.Event()
+    commit = connector_module._Batch._commit_and_hand_over
+
+    def held_commit(batch: connector_module._Batch) -> None:
+        started.set()
+        go_on.wait(10)
+        commit(batch)
+
+    monkeypatch.setattr(connector_module._Batch, "_commit_and_hand_over", held_commit)
+    joints = [_creation(account.id, n) for n in range(6)]
+    tasks = [asyncio.ensure_future(sqlite_db.commit_rows(joint)) for joint in joints]
+    assert await asyncio.to_thread(started.wait, 10)  # the rows ran; the COMMIT is under way
+    tasks[2].cancel()
+    await asyncio.sleep(0)
+    assert tasks[2].cancelled() and not any(t.done() for n, t in enumerate(tasks) if n != 2)
+    go_on.set()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert isinstance(results[2], asyncio.CancelledError)
+    assert results[:2] + results[3:] == [None] * 5
+    assert await _stored_contacts(sqlite_db)() == {joint.rows[0]["id"] for joint in joints}
+
+
+async def test_a_failed_commit_reaches_every_caller_of_the_batch(
+    sqlite_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    account = await new_account(sqlite_db)
+
+    def failing_commit(batch: connector_module._Batch) -> None:
+        batch.raw.rollback()
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(connector_module._Batch, "_commit_and_hand_over", failing_commit)
+    joints = [_creation(account.id, n) for n in range(5)]
+    results = await asyncio.wait_for(
+        asyncio.gather(*(sqlite_db.commit_rows(j) for j in joints), return_exceptions=True), 10
+    )
+    assert all(isinstance(r, sqlite3.OperationalError) for r in results), results
+    monkeypatch.undo()
+    assert await _stored_contacts(sqlite_db)() == set()
 
 
 async def test_rows_and_units_share_the_sqlite_writer(tmp_path: Path) -> None:

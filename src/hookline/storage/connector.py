@@ -388,17 +388,26 @@ class _Batch:
         self.conn = SQLiteConnection(raw)
         self.units = 0
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.joined: list[asyncio.Future[None]] = []
+        """``commit_joint`` callers whose rows are in this batch: each told of the COMMIT on
+        a future of its own (none shared, so a cancelled caller cancels only its own)."""
         self._turnstile = turnstile
 
     async def commit(self) -> None:
         try:
             await asyncio.to_thread(self._commit_and_hand_over)  # fsync: off the loop
-            self.done.set_result(None)
         except BaseException as exc:
             self.done.set_exception(exc)
             # Its waiters raise it; retrieve it here so asyncio doesn't warn when none wait.
             self.done.exception()
+            for joined in self.joined:
+                if not joined.done():  # else its caller was cancelled and is gone
+                    joined.set_exception(exc)
             raise
+        self.done.set_result(None)
+        for joined in self.joined:
+            if not joined.done():
+                joined.set_result(None)
 
     def _commit_and_hand_over(self) -> None:
         """COMMIT (or, if it fails, ROLLBACK), then let the next process's writer go, all on
@@ -416,11 +425,12 @@ class _Batch:
                 self._turnstile.release()
 
 
-_QueuedJoint = tuple[list[tuple[str, Sequence[Any]]], "asyncio.Future[_Batch]"]
+_QueuedJoint = tuple[list[tuple[str, Sequence[Any]]], "asyncio.Future[None]"]
 
 
 def _write_joints(batch: _Batch, queued: list[_QueuedJoint]) -> None:
-    """Every queued caller's rows in ``batch``, and each caller's outcome on its future.
+    """Every queued caller's rows in ``batch``; a caller whose rows were refused is told now,
+    the others join ``batch.joined`` and are told of its COMMIT.
 
     All of them in one SAVEPOINT first: a SAVEPOINT and a RELEASE per caller were half the
     statements run while the writer is held. Should a constraint refuse any row (rare: the ids
@@ -437,12 +447,12 @@ def _write_joints(batch: _Batch, queued: list[_QueuedJoint]) -> None:
                 with savepoint(batch.raw, "unit"):
                     batch.conn.run_rendered(rendered)
             except Exception as exc:  # these rows refused: this caller's alone
-                placed.set_exception(exc)
+                if not placed.done():
+                    placed.set_exception(exc)
             else:
-                placed.set_result(batch)
+                batch.joined.append(placed)
         return
-    for _, placed in queued:
-        placed.set_result(batch)
+    batch.joined.extend(placed for _, placed in queued)
 
 
 class _GroupCommit:
@@ -517,16 +527,17 @@ class _GroupCommit:
         the turnstile, and two processes served little more than one (docs/benchmarks.md,
         change 50). Here the lock is held for the statements and the COMMIT only.
         """
-        placed: asyncio.Future[_Batch] = asyncio.get_running_loop().create_future()
+        placed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._joints.append((rendered_joint(joint), placed))
         if len(self._joints) == 1:  # the first since the last run: start the next run
             self._queued += 1  # a batch open now waits for it rather than commit without it
             runner = asyncio.ensure_future(self._run_queued_joints())
             self._joint_runners.add(runner)
             runner.add_done_callback(self._joint_runners.discard)
-        # shield: a cancelled caller's rows are run all the same, like a unit already running.
-        batch = await asyncio.shield(placed)
-        await asyncio.shield(batch.done)
+        # A cancelled caller cancels ``placed``, its own: its rows, queued, are run all the
+        # same, like a unit already running, and nobody else waits on it. (Two shields, one of
+        # a shared future, cost ~8 µs of a POST's CPU: docs/benchmarks.md, change 80.)
+        await placed
 
     async def _run_queued_joints(self) -> None:
         try:
@@ -557,6 +568,8 @@ class _GroupCommit:
     def _fail_queued_joints(self, exc: BaseException) -> None:
         queued, self._joints = self._joints, []
         for _, placed in queued:
+            if placed.done():  # its caller was cancelled
+                continue
             if isinstance(exc, asyncio.CancelledError):
                 placed.cancel()
             else:
