@@ -23,7 +23,7 @@ from hookline.storage.connector import IntegrityError, PostgresConnector
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import accounts, contacts, events
-from hookline.storage.statements import JointRows, Query
+from hookline.storage.statements import JointInsert, JointRows, Query
 from tests.conftest import Account, make_settings, new_account
 from tests.support.postgres import PostgresServer
 
@@ -335,13 +335,13 @@ async def test_queued_rows_are_written_back_to_back_in_one_step_of_the_loop(
     account = await new_account(sqlite_db)
     turns = 0
     written_at: list[int] = []
-    run_rendered = connector_module.SQLiteConnection.run_rendered
+    run_together = connector_module.SQLiteConnection.run_together
 
-    def counted(self: connector_module.SQLiteConnection, rendered: Any) -> None:
-        written_at.append(turns)
-        run_rendered(self, rendered)
+    def counted(self: connector_module.SQLiteConnection, joints: Any) -> None:
+        written_at.extend([turns] * len(joints))
+        run_together(self, joints)
 
-    monkeypatch.setattr(connector_module.SQLiteConnection, "run_rendered", counted)
+    monkeypatch.setattr(connector_module.SQLiteConnection, "run_together", counted)
 
     async def count_turns() -> None:
         nonlocal turns
@@ -358,6 +358,25 @@ async def test_queued_rows_are_written_back_to_back_in_one_step_of_the_loop(
     assert len(written_at) == 30
     assert len(set(written_at)) == 1, written_at  # all in the same turn
     assert len(await _stored_contacts(sqlite_db)()) == 30
+
+
+async def test_queued_rows_of_different_statements_are_all_written(
+    sqlite_db: Database,
+) -> None:
+    """Callers that all run the same statements share each statement's ``executemany``; a run
+    that mixes statements runs each caller's in turn. Both kinds queued together, all there."""
+    account = await new_account(sqlite_db)
+    joints = [_creation(account.id, n) for n in range(6)]
+    events_only = JointInsert(events)
+    lone = [
+        events_only.rows({**_creation(account.id, n).rows[1], "type": "contact.deleted"})
+        for n in range(2)
+    ]
+    await asyncio.gather(*(sqlite_db.commit_rows(j) for j in [*joints[:3], *lone, *joints[3:]]))
+    assert await _stored_contacts(sqlite_db)() == {joint.rows[0]["id"] for joint in joints}
+    async with sqlite_db.read() as conn:
+        deleted = await conn.execute(select(events.c.id).where(events.c.type == "contact.deleted"))
+    assert {row.id for row in deleted} == {joint.rows[0]["id"] for joint in lone}
 
 
 async def test_concurrent_key_look_ups_share_a_statement_each_reading_its_own_key(

@@ -176,6 +176,20 @@ class SQLiteConnection(Connection):
         for part, row in zip(joint.insert.parts, joint.rows, strict=True):
             self.run(part, row)
 
+    def run_together(self, joints: Sequence[Sequence[tuple[str, Sequence[Any]]]]) -> None:
+        """Several callers' statements, already rendered: when they all run the same
+        statements (a burst of POSTs), each statement once for all of them (``executemany``:
+        the first statement's rows, then the second's...), else one caller after another."""
+        if len(joints) < 2 or not _same_statements(joints):
+            for rendered in joints:
+                self.run_rendered(rendered)
+            return
+        try:
+            for at, (sql, _) in enumerate(joints[0]):
+                self._raw.executemany(sql, [joint[at][1] for joint in joints])
+        except _SQLITE_INTEGRITY as exc:
+            raise IntegrityError(str(exc)) from exc
+
     def run_rendered(self, rendered: Sequence[tuple[str, Sequence[Any]]]) -> None:
         """Statements already rendered (``rendered_joint``), which return no rows."""
         try:
@@ -183,6 +197,17 @@ class SQLiteConnection(Connection):
                 self._raw.execute(sql, arguments)
         except _SQLITE_INTEGRITY as exc:
             raise IntegrityError(str(exc)) from exc
+
+
+def _same_statements(joints: Sequence[Sequence[tuple[str, Sequence[Any]]]]) -> bool:
+    first = joints[0]
+    for joint in joints:
+        if len(joint) != len(first):
+            return False
+        for (sql, _), (first_sql, _) in zip(joint, first, strict=True):
+            if sql is not first_sql and sql != first_sql:
+                return False
+    return True
 
 
 def rendered_joint(joint: JointRows) -> list[tuple[str, Sequence[Any]]]:
@@ -439,8 +464,7 @@ def _write_joints(batch: _Batch, queued: list[_QueuedJoint]) -> None:
     """
     try:
         with savepoint(batch.raw, "joints"):
-            for rendered, _ in queued:
-                batch.conn.run_rendered(rendered)
+            batch.conn.run_together([rendered for rendered, _ in queued])
     except Exception:
         for rendered, placed in queued:
             try:
