@@ -559,8 +559,8 @@ class _GroupCommit:
             self._joint_runners.add(runner)
             runner.add_done_callback(self._joint_runners.discard)
         # A cancelled caller cancels ``placed``, its own: its rows, queued, are run all the
-        # same, like a unit already running, and nobody else waits on it. (Two shields, one of
-        # a shared future, cost ~8 µs of a POST's CPU: docs/benchmarks.md, change 80.)
+        # same, like a unit already running, and nobody else waits on it (where two shields
+        # were, one of the batch's shared future: docs/benchmarks.md, change 80).
         await placed
 
     async def _run_queued_joints(self) -> None:
