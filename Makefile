@@ -55,8 +55,13 @@ typecheck: $(STAMP)
 # files in the order tests/conftest.py sets (the slow ones first). Not --dist loadgroup: with
 # pytest 9, xdist 3.8 cannot tag the tests' ids with their group, and it splits the groups.
 PYTEST_PROCESSES ?= 2
+# Bytecode, and pytest's rewritten test modules, cached in the venv even where the environment
+# sets PYTHONDONTWRITEBYTECODE (an empty value turns it off): otherwise each test process
+# compiles ~280 test and plugin modules again at start (collecting the suite: 14.5 s of CPU
+# per process without the cache, 7.7 s with it), and nothing lands in the tree.
+PYCACHE := $(CURDIR)/$(VENV)/pycache
 pytest: $(STAMP) system-deps $(NODE_DEPS)
-	$(BIN)/pytest -n $(PYTEST_PROCESSES) --dist loadfile --no-loadscope-reorder
+	PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(PYCACHE) $(BIN)/pytest -n $(PYTEST_PROCESSES) --dist loadfile --no-loadscope-reorder
 
 ## Everything CI runs: lint, types, and the whole suite on SQLite and a real PostgreSQL.
 test: lint typecheck pytest

@@ -26,6 +26,7 @@ from hookline.settings import Settings
 from hookline.storage.db import Database
 from tests.support.browser import launched_chromium
 from tests.support.postgres import PostgresServer, running_postgres
+from tests.support.templates import MigratedDatabases
 
 # No per-example deadline: the suite shares 2 cores with live servers, and a property test that
 # took 200 ms for one example under that load failed for its timing, not its property.
@@ -129,6 +130,12 @@ async def browser() -> AsyncIterator[Browser]:
 def pg_server() -> Iterator[PostgresServer]:
     with running_postgres() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def migrated(tmp_path_factory: pytest.TempPathFactory) -> MigratedDatabases:
+    """New databases at the schema's head, copied from a template (tests/support/templates.py)."""
+    return MigratedDatabases(tmp_path_factory.mktemp("templates"), make_settings)
 
 
 @pytest.fixture(scope="session", params=BACKENDS)

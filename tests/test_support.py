@@ -13,9 +13,14 @@ import aiohttp
 import asyncpg
 import pytest
 
+from hookline.storage.db import Database
+from hookline.storage.migrate import head_revision, schema_revision
+from hookline.storage.queries import accounts
+from tests.conftest import make_settings, new_account
 from tests.support import server as server_support
 from tests.support.postgres import PostgresServer, find_pg_bindir, running_postgres
 from tests.support.receiver import Receiver, Reply
+from tests.support.templates import MigratedDatabases
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +69,26 @@ async def test_postgres_databases_are_fresh_and_separate(pg: PostgresServer) -> 
         await conn.close()
     with pytest.raises(ValueError):
         pg.create_database('bad"name')
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+async def test_migrated_copies_are_at_head_and_separate(
+    backend: str, migrated: MigratedDatabases, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = Database(make_settings(await migrated.url(backend, tmp_path / "a", request)))
+    second = Database(make_settings(await migrated.url(backend, tmp_path / "b", request)))
+    try:
+        assert await schema_revision(first) == head_revision()
+        assert await schema_revision(second) == head_revision()
+        account = await new_account(first, "only-in-the-first")
+        params = {"account_id": account.id}
+        assert await first.fetch_one(accounts.ID_OF, params) is not None
+        assert await second.fetch_one(accounts.ID_OF, params) is None
+    finally:
+        await first.dispose()
+        await second.dispose()
 
 
 def test_postgres_runs_unprivileged(pg: PostgresServer) -> None:

@@ -1,6 +1,6 @@
-"""Fixtures for the delivery tests: a freshly migrated database per test, on SQLite (a file in
-tmp_path) and on a real PostgreSQL (the session's cluster, ``pg_server`` from tests/conftest.py;
-one database per test)."""
+"""Fixtures for the delivery tests: a migrated database per test, on SQLite (a file in tmp_path)
+and on a real PostgreSQL (the session's cluster, ``pg_server`` from tests/conftest.py; one
+database per test), each a copy of the session's migrated template (tests/support/templates.py)."""
 
 from __future__ import annotations
 
@@ -13,24 +13,17 @@ import pytest
 from hookline.crypto import SecretBox
 from hookline.settings import Settings
 from hookline.storage.db import Database
-from hookline.storage.migrate import upgrade_to_head
 from tests.conftest import BACKENDS
 from tests.delivery.helpers import Env
-from tests.support.postgres import PostgresServer
+from tests.support.templates import MigratedDatabases
 
 SECRET_KEY = "delivery-tests-secret-key"
 
 
-async def _database_url(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
-    if backend == "sqlite":
-        return f"sqlite:///{tmp_path / 'hookline.db'}"
-    server: PostgresServer = request.getfixturevalue("pg_server")
-    return await server.acreate_database()
-
-
 async def _env(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Env]:
+    migrated: MigratedDatabases = request.getfixturevalue("migrated")
     base: dict[str, Any] = {
-        "database_url": await _database_url(backend, tmp_path, request),
+        "database_url": await migrated.url(backend, tmp_path, request),
         "allow_private_targets": True,
         "secret_key": SECRET_KEY,
         "delivery_poll_seconds": 0.5,
@@ -38,7 +31,6 @@ async def _env(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> 
         "retry_schedule": "60,60",
     }
     env = Env(base=base, db=Database(Settings(**base)), box=SecretBox(SECRET_KEY))
-    await upgrade_to_head(env.db)
     try:
         yield env
     finally:

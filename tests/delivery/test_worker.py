@@ -8,8 +8,9 @@ import time
 from datetime import timedelta
 from typing import Any
 
+import orjson
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 from standardwebhooks import Webhook
 
 from hookline import __version__
@@ -50,6 +51,31 @@ async def test_delivers_a_signed_event_that_standardwebhooks_accepts(env: Env) -
     assert (row.webhook_id, row.attempts, row.last_status_code) == (hook, 1, 204)
     [attempt] = await env.attempts(row.id)
     assert attempt.succeeded and attempt.status_code == 204
+
+
+async def test_stored_headers_arrive_but_never_replace_ours(env: Env) -> None:
+    """A webhook's stored headers come beside the signature and never replace hookline's
+    content-type and user-agent, even if a row holds names the API refuses."""
+    account = await env.account()
+    stored = {"X-Tenant": "t1", "Content-Type": "text/plain", "USER-AGENT": "evil"}
+    async with Receiver() as receiver:
+        hook, secret = await env.webhook(account, receiver.url)
+        async with env.db.begin() as conn:
+            headers_enc = env.box.encrypt(orjson.dumps(stored).decode())
+            await conn.execute(
+                update(webhooks).where(webhooks.c.id == hook).values(headers_enc=headers_enc)
+            )
+        await env.worker()
+        await env.event(account)
+        await env.event(account)
+        requests = await receiver.wait_for(2)
+
+    for request in requests:
+        Webhook(secret).verify(request.body, request.headers)
+        assert request.headers["x-tenant"] == "t1"
+        # Repeated headers would arrive joined with ", ".
+        assert request.headers["content-type"] == "application/json"
+        assert request.headers["user-agent"] == f"hookline/{__version__}"
 
 
 async def test_contact_updated_carries_previous_attributes(env: Env) -> None:

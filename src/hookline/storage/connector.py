@@ -266,7 +266,21 @@ class PostgresConnection(Connection):
 
     async def insert_joint(self, joint: JointRows) -> None:
         self.wakes_workers |= joint.insert.has_event
-        await self._execute(joint.insert.combined, joint.combined_params())
+        await _insert_joints(self._raw, [joint])
+
+
+async def _insert_joints(raw: asyncpg.Connection, joints: Sequence[JointRows]) -> None:
+    """The rows of ``joints`` (all of one ``JointInsert``), each its one statement, in one round
+    trip: for several, an ``executemany`` (one implicit transaction unless one is open)."""
+    sql = joints[0].insert.combined.compiled(POSTGRES_DIALECT).sql
+    arguments = [joint.combined_arguments(POSTGRES_DIALECT) for joint in joints]
+    try:
+        if len(arguments) == 1:
+            await raw.execute(sql, *arguments[0])
+        else:
+            await raw.executemany(sql, arguments)
+    except _POSTGRES_INTEGRITY as exc:
+        raise IntegrityError(str(exc)) from exc
 
 
 def _rowcount(status: str) -> int:
@@ -669,7 +683,11 @@ class PostgresConnector(Connector):
 class _Batches(Generic[_Item]):
     """Callers' items sent in batches: the items queued while a batch is in flight become the
     next batch, sent by one task; each caller gets its own outcome. A cancelled caller (client
-    gone) does not cancel the batch: its item is sent all the same."""
+    gone) cancels only its own future, which the batch then skips: its item is sent all the
+    same. No ``asyncio.shield`` and no done-callback per caller: a POST on PostgreSQL queues
+    twice (its key look-up, its rows), and the shield's two futures and callbacks were the
+    largest part of the 20 µs per POST this and ``JointRows.combined_arguments`` saved
+    (docs/benchmarks.md, 83)."""
 
     MAX_CALLERS = 256
 
@@ -680,11 +698,10 @@ class _Batches(Generic[_Item]):
 
     async def _queue(self, item: _Item) -> Any:
         done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        done.add_done_callback(_retrieve_exception)
         self._queued.append((item, done))
         if self._sender is None:
             self._sender = asyncio.ensure_future(self._send_queued())
-        return await asyncio.shield(done)
+        return await done
 
     async def drain(self) -> None:
         """Wait for every queued caller's item to be sent (and answered)."""
@@ -755,18 +772,9 @@ class _JointGroupCommit(_Batches[JointRows]):
                 _settle(done, None)
 
     async def _insert_all(self, joints: list[JointRows]) -> None:
-        insert = joints[0].insert.combined
-        compiled = insert.compiled(POSTGRES_DIALECT)
-        arguments = [compiled.arguments(joint.combined_params()) for joint in joints]
         # Ahead of the requests waiting for a connection: this round trip is many requests'.
         async with self._connector.connection(first=True) as raw:
-            try:
-                if len(arguments) == 1:
-                    await raw.execute(compiled.sql, *arguments[0])
-                else:
-                    await raw.executemany(compiled.sql, arguments)
-            except _POSTGRES_INTEGRITY as exc:
-                raise IntegrityError(str(exc)) from exc
+            await _insert_joints(raw, joints)
 
     async def _insert_one_by_one(self, group: _Queued[JointRows]) -> None:
         for joint, done in group:
@@ -821,12 +829,6 @@ def _settle(done: asyncio.Future[Any], exc: BaseException | None, result: Any = 
         done.set_exception(exc)
     else:
         done.cancel()
-
-
-def _retrieve_exception(done: asyncio.Future[Any]) -> None:
-    # The caller may be gone (cancelled); retrieve the exception so asyncio does not warn.
-    if not done.cancelled():
-        done.exception()
 
 
 async def _decode_json(conn: asyncpg.Connection) -> None:

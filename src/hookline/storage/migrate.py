@@ -19,7 +19,6 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, event, text
 from sqlalchemy.engine import Connection, make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
 from hookline.storage.connector import JSON_CODEC, SQLITE_PRAGMAS
@@ -42,6 +41,10 @@ async def run_sync(db: Database, work: Callable[[Connection], T]) -> T:
     url = make_url(db.url)
     if db.is_sqlite:
         return await asyncio.to_thread(_run_on_sqlite, url.database or ":memory:", work)
+    # Imported here: SQLAlchemy's asyncio extension (and its ORM) costs ~0.25 s of every start
+    # of a process that never runs a PostgreSQL migration (SQLite servers, most CLI commands).
+    from sqlalchemy.ext.asyncio import create_async_engine
+
     engine = create_async_engine(
         url.set(drivername="postgresql+asyncpg"), poolclass=NullPool, **JSON_CODEC
     )

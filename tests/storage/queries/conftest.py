@@ -4,19 +4,20 @@ rows (the claim's, the recorder's)."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from hookline.storage.db import Database
-from hookline.storage.migrate import upgrade_to_head
 from tests.conftest import make_settings
-from tests.support.postgres import PostgresServer
+from tests.support.templates import MigratedDatabases
 
 
 @pytest.fixture
-async def pg_db(pg_server: PostgresServer) -> AsyncIterator[Database]:
-    db = Database(make_settings(await pg_server.acreate_database()))
-    await upgrade_to_head(db)
+async def pg_db(
+    migrated: MigratedDatabases, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Database]:
+    db = Database(make_settings(await migrated.url("postgres", tmp_path, request)))
     try:
         yield db
     finally:

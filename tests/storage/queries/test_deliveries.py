@@ -378,3 +378,79 @@ async def test_a_claim_on_sqlite_sorts_no_backlog(tmp_path: Path) -> None:
         assert [row.id for row in taken] == [row.id for row in oldest]
     finally:
         await db.dispose()
+
+
+# -- what a claim costs PostgreSQL besides its rows: its plans and its locks ------------------
+
+
+async def _raw(db: Database) -> asyncpg.Connection:
+    dsn = make_url(db.url).set(drivername="postgresql").render_as_string(hide_password=False)
+    return await asyncpg.connect(dsn)
+
+
+async def test_the_claim_and_the_look_run_cached_plans_whatever_the_rounds_limit(
+    pg_db: Database,
+) -> None:
+    """PostgreSQL plans a prepared statement's first five runs for their values, then runs its
+    generic plan if that costs no more. The claim is one text whatever the round's ``limit``
+    (its free slots), and the look for rate-limited work writes its LIMITs into the text, so
+    both run a cached plan from the sixth call on one connection. Before, the claim had one
+    text per least(per_endpoint, limit), and the look's bound LIMIT made its generic plan cost
+    twice its custom one: both were planned on nearly every call of a drain (~1 ms each;
+    docs/benchmarks.md)."""
+    account = (await new_account(pg_db)).id
+    now = utcnow()
+    await _backlog(pg_db, account, now, rate_limit=None)
+    await _analyze(pg_db)
+    raw = await _raw(pg_db)
+    try:
+        for limit in range(1, 13):
+            params = {**_claim_of_eight(now), "limit": limit, "per_endpoint": 8}
+            claim, arguments = compiled_for(
+                sql.claim_on_postgres(params), pg_db.dialect, params
+            ).render(params)
+            look, look_arguments = compiled_for(
+                sql.ANY_RATE_LIMITED_DUE, pg_db.dialect, {"now": now}
+            ).render({"now": now})
+            transaction = raw.transaction()
+            await transaction.start()
+            try:
+                assert len(await raw.fetch(claim, *arguments)) == min(limit, 8)
+                assert await raw.fetch(look, *look_arguments) == []
+            finally:
+                await transaction.rollback()  # nothing leased: every round finds the same rows
+        prepared = {
+            row["statement"]: (row["generic_plans"], row["custom_plans"])
+            for row in await raw.fetch(
+                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+            )
+        }
+    finally:
+        await raw.close()
+    claims = [plans for text, plans in prepared.items() if "FOR UPDATE SKIP LOCKED" in text]
+    assert claims == [(7, 5)], prepared
+    assert prepared[look] == (7, 5)
+
+
+async def test_a_claim_on_postgres_locks_only_the_rows_it_leases(pg_db: Database) -> None:
+    """With 5 of its 8 slots busy, a webhook's claim takes 3 rows and locks those 3: another
+    worker's claim (SKIP LOCKED) finds every other due row free while the first one's
+    transaction is open. Before, the claim locked least(per_endpoint, limit) of the webhook's
+    oldest rows, 8, and leased 3: 5 rows another worker skipped until the statement ended."""
+    account = (await new_account(pg_db)).id
+    now = utcnow()
+    hook = await _backlog(pg_db, account, now, rate_limit=None)
+    params = {**_claim_of_eight(now), "per_endpoint": 8, "busy_hooks": [hook], "busy_counts": [5]}
+    raw = await _raw(pg_db)
+    try:
+        async with pg_db.begin() as conn:
+            claimed = await fetch_all(conn, sql.claim_on_postgres(params), params)
+            free = await raw.fetchval(
+                "SELECT count(*) FROM (SELECT id FROM deliveries WHERE webhook_id = $1 "
+                "AND status = 'pending' FOR UPDATE SKIP LOCKED) AS unlocked",
+                hook,
+            )
+    finally:
+        await raw.close()
+    assert len(claimed) == 3
+    assert free == BACKLOG - 3

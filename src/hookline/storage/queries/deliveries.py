@@ -433,6 +433,14 @@ async def claim_on_sqlite(conn: Connection, params: Params) -> list[Any]:
 # times a claim (7-10 ms each, at 3,000 rows per backlog; docs/benchmarks.md). Only
 # ``ix_deliveries_webhook_due`` serves the row comparison and the order, so a webhook's
 # probe reads its own rows whatever the others' backlogs.
+#
+# One text per worker (its ``per_endpoint``, a setting), so PostgreSQL plans it five times per
+# pooled connection and then runs its generic plan: with one text per ``least(per_endpoint,
+# limit)``, the free slots of the round, nearly every claim was planned (125 plans for 129
+# claims in a 4,000-event drain, ~1.5 ms each: 50 µs of PostgreSQL's CPU per delivery;
+# docs/benchmarks.md). The generic plan is the same index walk (``LIMIT hooks.room`` is not
+# known when planning either way; the constant inner ``LIMIT`` tells the planner how few rows
+# a webhook gives).
 # Names and a number only (``slots``, an int): no input reaches the text.
 _CLAIM_ON_POSTGRES = """
 WITH busy AS (
@@ -463,11 +471,12 @@ WITH busy AS (
     ORDER BY probed.first_due, probed.id
     LIMIT :limit
 ), due AS (
-    -- The inner LIMIT is a constant (``claim_on_postgres``: least(per_endpoint, limit), which
-    -- ``room`` never exceeds): with ``LIMIT hooks.room`` alone PostgreSQL assumed a tenth of
-    -- the webhook's rows and chose to sort them from another index. Beyond ``room`` it locks
-    -- at most as many rows as the webhook has in flight here (or an open circuit's cap less
-    -- its probe room), free again when the statement ends.
+    -- The inner LIMIT is a constant (``claim_on_postgres``: per_endpoint, which ``room`` never
+    -- exceeds): with ``LIMIT hooks.room`` alone PostgreSQL assumed a tenth of the webhook's
+    -- rows and chose to sort them from another index. The outer LIMIT takes the first ``room``
+    -- rows as the index walk yields them, oldest first (the webhook is constant, so its order
+    -- is (next_attempt_at, id)); with no sort between them, a row is locked only when it is
+    -- taken, so the statement locks the rows it leases and no more.
     SELECT oldest.id, oldest.next_attempt_at
     FROM hooks CROSS JOIN LATERAL (
         SELECT locked.id, locked.next_attempt_at FROM (
@@ -480,7 +489,6 @@ WITH busy AS (
             LIMIT {slots}
             FOR UPDATE SKIP LOCKED
         ) AS locked
-        ORDER BY locked.next_attempt_at, locked.id
         LIMIT hooks.room
     ) AS oldest
 ), picked AS (
@@ -514,12 +522,13 @@ ORDER BY leased.next_attempt_at, leased.id
 
 def claim_on_postgres(params: Params) -> Query:
     """The PostgreSQL claim for ``params`` (``claim_params``): its text caps the rows of one
-    webhook at the lesser of ``per_endpoint`` and ``limit``, a constant, so that the planner
-    knows how few rows a webhook gives (one statement per cap, prepared once each)."""
-    return _claim_on_postgres(min(int(params["per_endpoint"]), int(params["limit"])))
+    webhook at ``per_endpoint``, a constant, so that the planner knows how few rows a webhook
+    gives; one text per ``per_endpoint`` (a worker's setting), whatever the round's ``limit``,
+    so its plan is cached."""
+    return _claim_on_postgres(int(params["per_endpoint"]))
 
 
-@functools.lru_cache(maxsize=128)
+@functools.lru_cache(maxsize=16)
 def _claim_on_postgres(slots: int) -> Query:
     return Query(
         text(_CLAIM_ON_POSTGRES.format(slots=int(slots)))
@@ -542,6 +551,9 @@ def _claim_on_postgres(slots: int) -> Query:
 # -- rate-limited webhooks (``manager``: the window in the webhook row) ------------------------
 
 
+_ONE = literal_column("1", Integer())  # a LIMIT written into the text (ANY_RATE_LIMITED_DUE)
+
+
 def _rate_limited_with_due_work(*, lock: bool) -> Any:
     # A scalar subquery (one index probe per rate-limited webhook), not EXISTS: PostgreSQL
     # turned the EXISTS into a semi-join that read every due delivery of every webhook, rate
@@ -551,7 +563,7 @@ def _rate_limited_with_due_work(*, lock: bool) -> Any:
         select(dlv.c.id)
         .where(dlv.c.webhook_id == webhooks.c.id, IS_PENDING, dlv.c.next_attempt_at <= _NOW)
         .where(_lease_free())
-        .limit(1)
+        .limit(_ONE)
         .correlate(webhooks)
         .scalar_subquery()
         .is_not(None)
@@ -572,7 +584,12 @@ RATE_LIMITED_TO_CLAIM = Query(_rate_limited_with_due_work(lock=True))
 """Rate-limited webhooks with due work, but ``saturated``, each row held (FOR NO KEY UPDATE
 SKIP LOCKED: another worker skips that webhook until this claim commits)."""
 RATE_LIMITED_WAITING = Query(_rate_limited_with_due_work(lock=False))
-ANY_RATE_LIMITED_DUE = Query(_rate_limited_with_due_work(lock=False).limit(1))
+# LIMIT 1 as a constant, not a bind parameter: planning a generic plan, PostgreSQL takes a
+# bound LIMIT for a tenth of the rows, so the generic plan costed twice the custom one and the
+# look was planned afresh on every call, for ever (124 plans in 121 calls in a drain, ~1 ms of
+# PostgreSQL each: the planner reads the due index's end for ``next_attempt_at <= now``). With
+# the constant both plans cost the same and the look runs its cached plan from the sixth call.
+ANY_RATE_LIMITED_DUE = Query(_rate_limited_with_due_work(lock=False).limit(_ONE))
 RATE_LIMITED_DUE_ROWS = Query(
     select(dlv.c.id)
     .where(
