@@ -2,12 +2,21 @@
 
 Only the fields we put in ``extra`` are printed; request bodies, headers and query strings never
 reach a log line, so keys and secrets cannot leak through logging.
+
+The access log (``hookline.access``, a line per request) is most of what is logged, and the
+``logging`` machinery (a ``LogRecord``, the caller's frame, the handler chain) cost a POST as
+much as the line itself. ``log_access`` writes it straight to the stream of the handler
+``configure_logging`` installed, the same line the formatter makes of the record, as long as that
+handler is the only one the record would reach; with any other handler or filter in its way
+(the tests', an operator's) it goes through ``logging`` as before.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import time
 from typing import Any
 
 import orjson
@@ -17,40 +26,134 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
     "asctime",
     "color_message",  # uvicorn's ANSI-coloured duplicate of the message
 }
+_SECOND = "%Y-%m-%dT%H:%M:%S"
+
+
+class _Seconds:
+    """The ``time`` field's whole seconds, spelled once a second (``2026-11-22T15:04:05``)."""
+
+    def __init__(self) -> None:
+        self.second = -1
+        self.spelled = ""
+
+    def __call__(self, created: float) -> str:
+        whole = int(created)
+        if whole != self.second:
+            self.spelled = time.strftime(_SECOND, time.gmtime(whole))
+            self.second = whole
+        return self.spelled
 
 
 class JsonFormatter(logging.Formatter):
     process_name: str | None = None
     """Set when ``hookline serve`` runs several processes: each line then says which one."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._seconds = _Seconds()
+
     def format(self, record: logging.LogRecord) -> str:
+        fields = {
+            key: value
+            for key, value in record.__dict__.items()
+            if key not in _STANDARD and not key.startswith("_")
+        }
+        if record.exc_info:
+            fields["exception"] = self.formatException(record.exc_info)
+        return self.line(
+            record.created, record.levelname, record.name, record.getMessage(), record.process,
+            fields,
+        )  # fmt: skip
+
+    def line(
+        self,
+        created: float,
+        level: str,
+        logger: str,
+        message: str,
+        pid: int | None,
+        fields: dict[str, Any],
+    ) -> str:
+        """The JSON line: time (UTC, milliseconds), level, logger, message, then ``fields``."""
+        millis = int((created - int(created)) * 1000)  # as LogRecord.msecs
         entry: dict[str, Any] = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S") + f".{int(record.msecs):03d}Z",
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
+            "time": f"{self._seconds(created)}.{millis:03d}Z",
+            "level": level.lower(),
+            "logger": logger,
+            "message": message,
         }
         if self.process_name is not None:
             entry["process_name"] = self.process_name
-            entry["pid"] = record.process
-        for key, value in record.__dict__.items():
-            if key not in _STANDARD and not key.startswith("_"):
-                entry[key] = value
-        if record.exc_info:
-            entry["exception"] = self.formatException(record.exc_info)
+            entry["pid"] = pid
+        entry.update(fields)
         return orjson.dumps(entry, default=str).decode()
+
+
+class _Direct:
+    """``configure_logging``'s handler and formatter, for ``log_access``."""
+
+    def __init__(self, handler: logging.StreamHandler[Any], formatter: JsonFormatter) -> None:
+        self.handler = handler
+        self.formatter = formatter
+        self.only = [handler]
+
+    def reaches_only_ours(self, logger: logging.Logger) -> bool:
+        """Whether a record of ``logger`` at INFO would reach this handler and no other, with
+        no filter on the way (a logger's filters apply where the record starts; a handler's,
+        at the handler)."""
+        if logger.filters or logger.disabled:
+            return False
+        root = logging.root
+        node: Any = logger
+        while node is not root:
+            if node.handlers or not node.propagate:
+                return False
+            node = node.parent
+        handler = self.handler
+        return root.handlers == self.only and not handler.filters and handler.level <= logging.INFO
+
+    def write(self, logger: str, message: str, fields: dict[str, Any]) -> None:
+        """What ``StreamHandler.emit`` does with the formatter's line."""
+        pid = os.getpid() if logging.logProcesses else None
+        text = self.formatter.line(time.time(), "INFO", logger, message, pid, fields) + "\n"
+        handler = self.handler
+        handler.acquire()
+        try:
+            handler.stream.write(text)
+            handler.stream.flush()
+        finally:
+            handler.release()
+
+
+_direct: _Direct | None = None
+
+
+def log_access(logger: logging.Logger, message: str, fields: dict[str, Any]) -> None:
+    """``logger.info(message, extra=fields)``, written straight to the stream when only
+    ``configure_logging``'s handler would see it (the same line, without a ``LogRecord``)."""
+    if not logger.isEnabledFor(logging.INFO):
+        return
+    direct = _direct
+    if direct is not None and direct.reaches_only_ours(logger):
+        try:
+            direct.write(logger.name, message, fields)
+            return
+        except Exception:  # noqa: S110 - as logging would: its handler reports the failure
+            pass
+    logger.info(message, extra=fields)
 
 
 def configure_logging(level: str, *, process_name: str | None = None) -> None:
     """JSON lines on stderr; ``process_name`` (with the pid) on each when there are several."""
+    global _direct
     handler = logging.StreamHandler(sys.stderr)
     formatter = JsonFormatter()
     formatter.process_name = process_name
-    formatter.converter = __import__("time").gmtime
     handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level)
+    _direct = _Direct(handler, formatter)
     # These log SQL parameters (request values, key hashes) at DEBUG/INFO: never let them.
     for name in ("aiosqlite", "sqlalchemy.engine", "asyncpg"):
         logging.getLogger(name).setLevel(logging.WARNING)

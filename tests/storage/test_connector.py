@@ -7,6 +7,8 @@ order."""
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +23,7 @@ from hookline.storage.connector import IntegrityError, PostgresConnector
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import accounts, contacts, events
-from hookline.storage.statements import JointRows, Query
+from hookline.storage.statements import JointInsert, JointRows, Query
 from tests.conftest import Account, make_settings, new_account
 from tests.support.postgres import PostgresServer
 
@@ -174,6 +176,53 @@ async def test_a_cancelled_caller_does_not_fail_the_batch(
     assert {joint.rows[0]["id"] for joint in joints} <= stored  # the cancelled caller's too
 
 
+async def test_a_caller_cancelled_during_the_commit_leaves_the_others_theirs(
+    sqlite_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite: each caller waits for the COMMIT on a future of its own; cancelling one while
+    the COMMIT runs neither cancels the others' wait nor takes its rows out of the batch."""
+    account = await new_account(sqlite_db)
+    started, go_on = threading.Event(), threading.Event()
+    commit = connector_module._Batch._commit_and_hand_over
+
+    def held_commit(batch: connector_module._Batch) -> None:
+        started.set()
+        go_on.wait(10)
+        commit(batch)
+
+    monkeypatch.setattr(connector_module._Batch, "_commit_and_hand_over", held_commit)
+    joints = [_creation(account.id, n) for n in range(6)]
+    tasks = [asyncio.ensure_future(sqlite_db.commit_rows(joint)) for joint in joints]
+    assert await asyncio.to_thread(started.wait, 10)  # the rows ran; the COMMIT is under way
+    tasks[2].cancel()
+    await asyncio.sleep(0)
+    assert tasks[2].cancelled() and not any(t.done() for n, t in enumerate(tasks) if n != 2)
+    go_on.set()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert isinstance(results[2], asyncio.CancelledError)
+    assert results[:2] + results[3:] == [None] * 5
+    assert await _stored_contacts(sqlite_db)() == {joint.rows[0]["id"] for joint in joints}
+
+
+async def test_a_failed_commit_reaches_every_caller_of_the_batch(
+    sqlite_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    account = await new_account(sqlite_db)
+
+    def failing_commit(batch: connector_module._Batch) -> None:
+        batch.raw.rollback()
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(connector_module._Batch, "_commit_and_hand_over", failing_commit)
+    joints = [_creation(account.id, n) for n in range(5)]
+    results = await asyncio.wait_for(
+        asyncio.gather(*(sqlite_db.commit_rows(j) for j in joints), return_exceptions=True), 10
+    )
+    assert all(isinstance(r, sqlite3.OperationalError) for r in results), results
+    monkeypatch.undo()
+    assert await _stored_contacts(sqlite_db)() == set()
+
+
 async def test_rows_and_units_share_the_sqlite_writer(tmp_path: Path) -> None:
     """``commit_rows`` callers and ``begin()`` blocks queued together: each block's work and
     each caller's rows are committed, and a failing block rolls back alone."""
@@ -287,13 +336,13 @@ async def test_queued_rows_are_written_back_to_back_in_one_step_of_the_loop(
     account = await new_account(sqlite_db)
     turns = 0
     written_at: list[int] = []
-    run_rendered = connector_module.SQLiteConnection.run_rendered
+    run_together = connector_module.SQLiteConnection.run_together
 
-    def counted(self: connector_module.SQLiteConnection, rendered: Any) -> None:
-        written_at.append(turns)
-        run_rendered(self, rendered)
+    def counted(self: connector_module.SQLiteConnection, joints: Any) -> None:
+        written_at.extend([turns] * len(joints))
+        run_together(self, joints)
 
-    monkeypatch.setattr(connector_module.SQLiteConnection, "run_rendered", counted)
+    monkeypatch.setattr(connector_module.SQLiteConnection, "run_together", counted)
 
     async def count_turns() -> None:
         nonlocal turns
@@ -310,6 +359,25 @@ async def test_queued_rows_are_written_back_to_back_in_one_step_of_the_loop(
     assert len(written_at) == 30
     assert len(set(written_at)) == 1, written_at  # all in the same turn
     assert len(await _stored_contacts(sqlite_db)()) == 30
+
+
+async def test_queued_rows_of_different_statements_are_all_written(
+    sqlite_db: Database,
+) -> None:
+    """Callers that all run the same statements share each statement's ``executemany``; a run
+    that mixes statements runs each caller's in turn. Both kinds queued together, all there."""
+    account = await new_account(sqlite_db)
+    joints = [_creation(account.id, n) for n in range(6)]
+    events_only = JointInsert(events)
+    lone = [
+        events_only.rows({**_creation(account.id, n).rows[1], "type": "contact.deleted"})
+        for n in range(2)
+    ]
+    await asyncio.gather(*(sqlite_db.commit_rows(j) for j in [*joints[:3], *lone, *joints[3:]]))
+    assert await _stored_contacts(sqlite_db)() == {joint.rows[0]["id"] for joint in joints}
+    async with sqlite_db.read() as conn:
+        deleted = await conn.execute(select(events.c.id).where(events.c.type == "contact.deleted"))
+    assert {row.id for row in deleted} == {joint.rows[0]["id"] for joint in lone}
 
 
 async def test_concurrent_key_look_ups_share_a_statement_each_reading_its_own_key(

@@ -21,6 +21,7 @@ from hookline.api.errors import error_for_unexpected
 from hookline.errors import ApiError, BadRequest, PayloadTooLarge, error_body
 from hookline.ids import request_id as new_request_id
 from hookline.limits.http import MAX_HEAD_BYTES, head_bytes, head_too_large
+from hookline.logs import log_access
 
 access_log = logging.getLogger("hookline.access")
 _SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -73,9 +74,10 @@ def log_request(scope: Scope, state: dict[str, Any], status: int, started: float
     """The access-log line of a request: never a header value, query string or body."""
     if not access_log.isEnabledFor(logging.INFO):
         return
-    access_log.info(
+    log_access(
+        access_log,
         "request",
-        extra={
+        {
             "request_id": state.get("request_id"),
             "account_id": state.get("account_id"),
             "method": scope["method"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from hookline import ids
@@ -57,7 +58,8 @@ def contact_creation(account_id: str, fields: dict[str, Any]) -> tuple[dict[str,
         "updated_at": now,
     }
     spelled = iso(now)
-    contact = contact_out(_Row({**row, "created_at": spelled, "updated_at": spelled}))
+    # A namespace's attributes are read in C; ``_Row``'s ``__getattr__`` took 3 µs a POST.
+    contact = contact_out(SimpleNamespace(**{**row, "created_at": spelled, "updated_at": spelled}))
     event = event_row(account_id, "contact.created", contact)
     return contact, queries.INSERT_WITH_EVENT.rows(row, event)
 
@@ -209,15 +211,3 @@ async def find_contact_id_by_phone(
     params = {"account_id": account_id, "phone_number": phone_number}
     found: str | None = await conn.scalar(queries.LATEST_ID_WITH_PHONE, params)
     return found
-
-
-class _Row:
-    """Attribute access over a dict, so ``contact_out`` serves inserts and selects alike."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-
-    def __getattr__(self, name: str) -> Any:
-        return self._data[name]

@@ -176,6 +176,20 @@ class SQLiteConnection(Connection):
         for part, row in zip(joint.insert.parts, joint.rows, strict=True):
             self.run(part, row)
 
+    def run_together(self, joints: Sequence[Sequence[tuple[str, Sequence[Any]]]]) -> None:
+        """Several callers' statements, already rendered: when they all run the same
+        statements (a burst of POSTs), each statement once for all of them (``executemany``:
+        the first statement's rows, then the second's...), else one caller after another."""
+        if len(joints) < 2 or not _same_statements(joints):
+            for rendered in joints:
+                self.run_rendered(rendered)
+            return
+        try:
+            for at, (sql, _) in enumerate(joints[0]):
+                self._raw.executemany(sql, [joint[at][1] for joint in joints])
+        except _SQLITE_INTEGRITY as exc:
+            raise IntegrityError(str(exc)) from exc
+
     def run_rendered(self, rendered: Sequence[tuple[str, Sequence[Any]]]) -> None:
         """Statements already rendered (``rendered_joint``), which return no rows."""
         try:
@@ -183,6 +197,17 @@ class SQLiteConnection(Connection):
                 self._raw.execute(sql, arguments)
         except _SQLITE_INTEGRITY as exc:
             raise IntegrityError(str(exc)) from exc
+
+
+def _same_statements(joints: Sequence[Sequence[tuple[str, Sequence[Any]]]]) -> bool:
+    first = joints[0]
+    for joint in joints:
+        if len(joint) != len(first):
+            return False
+        for (sql, _), (first_sql, _) in zip(joint, first, strict=True):
+            if sql is not first_sql and sql != first_sql:
+                return False
+    return True
 
 
 def rendered_joint(joint: JointRows) -> list[tuple[str, Sequence[Any]]]:
@@ -402,17 +427,26 @@ class _Batch:
         self.conn = SQLiteConnection(raw)
         self.units = 0
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.joined: list[asyncio.Future[None]] = []
+        """``commit_joint`` callers whose rows are in this batch: each told of the COMMIT on
+        a future of its own (none shared, so a cancelled caller cancels only its own)."""
         self._turnstile = turnstile
 
     async def commit(self) -> None:
         try:
             await asyncio.to_thread(self._commit_and_hand_over)  # fsync: off the loop
-            self.done.set_result(None)
         except BaseException as exc:
             self.done.set_exception(exc)
             # Its waiters raise it; retrieve it here so asyncio doesn't warn when none wait.
             self.done.exception()
+            for joined in self.joined:
+                if not joined.done():  # else its caller was cancelled and is gone
+                    joined.set_exception(exc)
             raise
+        self.done.set_result(None)
+        for joined in self.joined:
+            if not joined.done():
+                joined.set_result(None)
 
     def _commit_and_hand_over(self) -> None:
         """COMMIT (or, if it fails, ROLLBACK), then let the next process's writer go, all on
@@ -430,11 +464,12 @@ class _Batch:
                 self._turnstile.release()
 
 
-_QueuedJoint = tuple[list[tuple[str, Sequence[Any]]], "asyncio.Future[_Batch]"]
+_QueuedJoint = tuple[list[tuple[str, Sequence[Any]]], "asyncio.Future[None]"]
 
 
 def _write_joints(batch: _Batch, queued: list[_QueuedJoint]) -> None:
-    """Every queued caller's rows in ``batch``, and each caller's outcome on its future.
+    """Every queued caller's rows in ``batch``; a caller whose rows were refused is told now,
+    the others join ``batch.joined`` and are told of its COMMIT.
 
     All of them in one SAVEPOINT first: a SAVEPOINT and a RELEASE per caller were half the
     statements run while the writer is held. Should a constraint refuse any row (rare: the ids
@@ -443,20 +478,19 @@ def _write_joints(batch: _Batch, queued: list[_QueuedJoint]) -> None:
     """
     try:
         with savepoint(batch.raw, "joints"):
-            for rendered, _ in queued:
-                batch.conn.run_rendered(rendered)
+            batch.conn.run_together([rendered for rendered, _ in queued])
     except Exception:
         for rendered, placed in queued:
             try:
                 with savepoint(batch.raw, "unit"):
                     batch.conn.run_rendered(rendered)
             except Exception as exc:  # these rows refused: this caller's alone
-                placed.set_exception(exc)
+                if not placed.done():
+                    placed.set_exception(exc)
             else:
-                placed.set_result(batch)
+                batch.joined.append(placed)
         return
-    for _, placed in queued:
-        placed.set_result(batch)
+    batch.joined.extend(placed for _, placed in queued)
 
 
 class _GroupCommit:
@@ -531,16 +565,17 @@ class _GroupCommit:
         the turnstile, and two processes served little more than one (docs/benchmarks.md,
         change 50). Here the lock is held for the statements and the COMMIT only.
         """
-        placed: asyncio.Future[_Batch] = asyncio.get_running_loop().create_future()
+        placed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._joints.append((rendered_joint(joint), placed))
         if len(self._joints) == 1:  # the first since the last run: start the next run
             self._queued += 1  # a batch open now waits for it rather than commit without it
             runner = asyncio.ensure_future(self._run_queued_joints())
             self._joint_runners.add(runner)
             runner.add_done_callback(self._joint_runners.discard)
-        # shield: a cancelled caller's rows are run all the same, like a unit already running.
-        batch = await asyncio.shield(placed)
-        await asyncio.shield(batch.done)
+        # A cancelled caller cancels ``placed``, its own: its rows, queued, are run all the
+        # same, like a unit already running, and nobody else waits on it (where two shields
+        # were, one of the batch's shared future: docs/benchmarks.md, change 80).
+        await placed
 
     async def _run_queued_joints(self) -> None:
         try:
@@ -571,6 +606,8 @@ class _GroupCommit:
     def _fail_queued_joints(self, exc: BaseException) -> None:
         queued, self._joints = self._joints, []
         for _, placed in queued:
+            if placed.done():  # its caller was cancelled
+                continue
             if isinstance(exc, asyncio.CancelledError):
                 placed.cancel()
             else:

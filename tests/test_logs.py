@@ -1,0 +1,129 @@
+"""The JSON log lines, and the access log's direct path (``logs.log_access``), which must write
+exactly the line the formatter makes of a record, and only when no other handler would see it."""
+
+from __future__ import annotations
+
+import calendar
+import io
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import orjson
+import pytest
+
+from hookline import logs
+
+_FIELDS = {
+    "request_id": "req_1",
+    "account_id": "acct_2",
+    "method": "POST",
+    "path": "/v1/contacts",
+    "status": 201,
+    "duration_ms": 1.25,
+}
+_TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+@pytest.fixture
+def stream() -> Iterator[io.StringIO]:
+    """The root logger configured by ``configure_logging``, writing to a buffer; restored after."""
+    root = logging.getLogger()
+    saved = (root.handlers[:], root.level, logs._direct)
+    out = io.StringIO()
+    try:
+        yield out
+    finally:
+        root.handlers[:], level, logs._direct = saved
+        root.setLevel(level)
+
+
+def _configure(out: io.StringIO, process_name: str | None = None) -> logging.StreamHandler[Any]:
+    logs.configure_logging("INFO", process_name=process_name)
+    handler = logging.getLogger().handlers[0]
+    assert isinstance(handler, logging.StreamHandler)
+    handler.setStream(out)
+    return handler
+
+
+def _records_made(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    made: list[str] = []
+    factory = logging.getLogRecordFactory()
+
+    def counting(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = factory(*args, **kwargs)
+        made.append(record.name)
+        return record
+
+    monkeypatch.setattr(logging, "_logRecordFactory", counting)  # setLogRecordFactory, undone
+    return made
+
+
+@pytest.mark.parametrize("process_name", [None, "serve-2"])
+def test_the_direct_line_is_the_formatters_line_without_a_record(
+    stream: io.StringIO, monkeypatch: pytest.MonkeyPatch, process_name: str | None
+) -> None:
+    handler = _configure(stream, process_name)
+    made = _records_made(monkeypatch)
+    access = logging.getLogger("hookline.access")
+    before = time.time()
+    logs.log_access(access, "request", dict(_FIELDS))
+    direct = stream.getvalue()
+    assert made == []  # written straight to the stream
+    assert direct.endswith("\n") and direct.count("\n") == 1
+
+    record = access.makeRecord(
+        access.name, logging.INFO, "f", 1, "request", (), None, None, dict(_FIELDS)
+    )
+    formatted = handler.format(record)
+    one, other = orjson.loads(direct), orjson.loads(formatted)
+    assert list(one) == list(other)  # the same fields in the same order
+    assert _TIME.match(one["time"]) and one.pop("time")[:10] == other.pop("time")[:10]
+    assert one == other
+    if process_name is None:
+        assert "pid" not in one
+    else:
+        assert one["process_name"] == process_name and one["pid"] == record.process
+    assert list(one)[:3] == ["level", "logger", "message"]
+    assert one["logger"] == "hookline.access" and one["level"] == "info"
+    spelled = orjson.loads(direct)["time"]
+    written = calendar.timegm(time.strptime(spelled[:19], "%Y-%m-%dT%H:%M:%S"))
+    assert -0.001 <= written + int(spelled[20:23]) / 1000 - before < 2  # UTC, now
+
+
+def test_another_handler_or_filter_on_the_way_gets_the_record(
+    stream: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handler = _configure(stream)
+    made = _records_made(monkeypatch)
+    access = logging.getLogger("hookline.access")
+    seen: list[logging.LogRecord] = []
+    extra = logging.Handler(logging.INFO)
+    extra.emit = seen.append  # type: ignore[method-assign, assignment]
+    blocked = logging.Filter("nothing.matches")
+    parent, root = logging.getLogger("hookline"), logging.getLogger()
+    on_the_way: list[tuple[Callable[[Any], None], Callable[[Any], None], Any]] = [
+        # a handler on the logger, on its parent, on the root
+        *((logger.addHandler, logger.removeHandler, extra) for logger in (access, parent, root)),
+        # a filter on our handler, on the logger
+        *((owner.addFilter, owner.removeFilter, blocked) for owner in (handler, access)),
+    ]
+    for attach, detach, thing in on_the_way:
+        attach(thing)
+        try:
+            logs.log_access(access, "request", dict(_FIELDS))
+        finally:
+            detach(thing)
+    assert made == ["hookline.access"] * 5  # every one through logging
+    assert len(seen) == 3 and all(r.status == 201 for r in seen)  # type: ignore[attr-defined]
+    # Our own handler wrote a line each time nothing filtered it out.
+    assert len(stream.getvalue().splitlines()) == 3
+
+
+def test_below_info_nothing_is_written(stream: io.StringIO) -> None:
+    _configure(stream)
+    logging.getLogger().setLevel(logging.WARNING)
+    logs.log_access(logging.getLogger("hookline.access"), "request", dict(_FIELDS))
+    assert stream.getvalue() == ""
