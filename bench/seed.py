@@ -14,8 +14,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
-import uuid6
 
+from hookline import ids
 from hookline.domain import keys
 from hookline.settings import Settings
 from hookline.storage.connector import SQLITE_DIALECT
@@ -71,7 +71,7 @@ def _contact_rows(account_id: str, count: int) -> list[tuple[Any, ...]]:
         created = start + timedelta(microseconds=n * 50)
         rows.append(
             (
-                str(uuid6.uuid7()),
+                ids.uuid7(),
                 account_id,
                 f"First{n}",
                 f"Last{n}",

@@ -39,8 +39,8 @@ class WebhookNotActive(Exception):
 
 def _event_id_bound(moment: datetime) -> str:
     """An id at or below every event id minted from ``moment`` on: ids are UUIDv7, whose first
-    12 hex digits are the millisecond of creation, never earlier than the clock (``uuid6``
-    moves a burst's ids ahead of it, never behind), so only a lower bound holds."""
+    12 hex digits are the millisecond of creation, never earlier than the clock (``hookline.ids``
+    may borrow the next millisecond in a burst, never an earlier one): only a lower bound holds."""
     return f"evt_{max(0, int(moment.timestamp() * 1000)):012x}"
 
 
