@@ -8,7 +8,6 @@ rows, which is itself part of what the suite checks.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from hookline.domain import keys
 from hookline.settings import Settings
 from hookline.storage.db import Database
 from tests.support.browser import launched_chromium
+from tests.support.files import delete_tree
 from tests.support.postgres import PostgresServer, running_postgres
 from tests.support.templates import MigratedDatabases
 
@@ -70,7 +70,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if scratch is not None:
         os.environ.pop("TMPDIR", None)
         tempfile.tempdir = None
-        shutil.rmtree(scratch, ignore_errors=True)
+        delete_tree(scratch)
 
 
 def _free_bytes(path: Path) -> int:

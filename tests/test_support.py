@@ -18,6 +18,7 @@ from hookline.storage.migrate import head_revision, schema_revision
 from hookline.storage.queries import accounts
 from tests.conftest import make_settings, new_account
 from tests.support import server as server_support
+from tests.support.files import delete_tree
 from tests.support.postgres import PostgresServer, find_pg_bindir, running_postgres
 from tests.support.receiver import Receiver, Reply
 from tests.support.templates import MigratedDatabases
@@ -218,3 +219,18 @@ def test_server_helpers_import() -> None:
     port = server_support.free_port()
     assert 0 < port < 65536
     assert not _port_open(port)
+
+
+# -- files -----------------------------------------------------------------------------------
+
+
+def test_delete_tree_removes_everything_and_ignores_what_is_gone(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "a" / "b").mkdir(parents=True)
+    for n in range(50):
+        (tree / "a" / "b" / f"f{n}").write_bytes(b"x")
+    (tree / "top").write_text("y")
+    delete_tree(tree)
+    assert not tree.exists()
+    assert list(tmp_path.iterdir()) == []
+    delete_tree(tree)  # already gone: no error

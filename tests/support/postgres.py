@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.files import delete_tree
 from tests.support.server import free_port
 
 PG_ROOT = Path("/usr/lib/postgresql")
@@ -440,4 +441,4 @@ def running_postgres(*, start_attempts: int = 3) -> Iterator[PostgresServer]:
             # dirty buffer of the session's ~200 databases first (4-9 s at a suite's end).
             _stop(server, modes=("immediate",))
         finally:
-            shutil.rmtree(base_dir, ignore_errors=True)
+            delete_tree(base_dir)
