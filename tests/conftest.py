@@ -70,7 +70,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if scratch is not None:
         os.environ.pop("TMPDIR", None)
         tempfile.tempdir = None
-        delete_tree(scratch)
+        delete_tree(scratch, wait=False)
 
 
 def _free_bytes(path: Path) -> int:
@@ -128,7 +128,7 @@ async def browser() -> AsyncIterator[Browser]:
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[PostgresServer]:
-    with running_postgres() as server:
+    with running_postgres(wait_for_deletion=False) as server:
         yield server
 
 

@@ -22,6 +22,7 @@ from tests.support.files import delete_tree
 from tests.support.postgres import PostgresServer, find_pg_bindir, running_postgres
 from tests.support.receiver import Receiver, Reply
 from tests.support.templates import MigratedDatabases
+from tests.support.waiting import wait_until
 
 
 @pytest.fixture(scope="module")
@@ -234,3 +235,11 @@ def test_delete_tree_removes_everything_and_ignores_what_is_gone(tmp_path: Path)
     assert not tree.exists()
     assert list(tmp_path.iterdir()) == []
     delete_tree(tree)  # already gone: no error
+
+
+def test_delete_tree_without_waiting_deletes_in_the_background(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "a").mkdir(parents=True)
+    (tree / "a" / "f").write_bytes(b"x")
+    delete_tree(tree, wait=False)
+    wait_until(lambda: not tree.exists(), within=10, message="the tree deleted")

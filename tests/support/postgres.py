@@ -409,8 +409,11 @@ def _stop(server: PostgresServer, modes: tuple[str, ...] = ("fast", "immediate")
 
 
 @contextmanager
-def running_postgres(*, start_attempts: int = 3) -> Iterator[PostgresServer]:
-    """Start a fresh PostgreSQL cluster; stop it and delete its files when the block exits."""
+def running_postgres(
+    *, start_attempts: int = 3, wait_for_deletion: bool = True
+) -> Iterator[PostgresServer]:
+    """Start a fresh PostgreSQL cluster; stop it and delete its files when the block exits
+    (in the background without ``wait_for_deletion``: the session's cluster, at its end)."""
     bindir = find_pg_bindir()
     run_as = _RunAs.detect()
     base_dir = _make_base_dir(run_as)
@@ -441,4 +444,4 @@ def running_postgres(*, start_attempts: int = 3) -> Iterator[PostgresServer]:
             # dirty buffer of the session's ~200 databases first (4-9 s at a suite's end).
             _stop(server, modes=("immediate",))
         finally:
-            delete_tree(base_dir)
+            delete_tree(base_dir, wait=wait_for_deletion)
