@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import accounts, contacts, events
 from hookline.storage.statements import JointInsert, JointRows, Query
 from tests.conftest import Account, make_settings, new_account
+from tests.support.commits import sqlite_commits_held
 from tests.support.postgres import PostgresServer
 
 _ANY_ACCOUNT = Query(select(accounts.c.id).limit(1))
@@ -182,26 +182,18 @@ async def test_a_caller_cancelled_during_the_commit_leaves_the_others_theirs(
     """SQLite: each caller waits for the COMMIT on a future of its own; cancelling one while
     the COMMIT runs neither cancels the others' wait nor takes its rows out of the batch."""
     account = await new_account(sqlite_db)
-    started, go_on = threading.Event(), threading.Event()
-    commit = connector_module._Batch._commit_and_hand_over
-
-    def held_commit(batch: connector_module._Batch) -> None:
-        started.set()
-        go_on.wait(10)
-        commit(batch)
-
-    monkeypatch.setattr(connector_module._Batch, "_commit_and_hand_over", held_commit)
-    joints = [_creation(account.id, n) for n in range(6)]
-    tasks = [asyncio.ensure_future(sqlite_db.commit_rows(joint)) for joint in joints]
-    assert await asyncio.to_thread(started.wait, 10)  # the rows ran; the COMMIT is under way
-    tasks[2].cancel()
-    await asyncio.sleep(0)
-    assert tasks[2].cancelled() and not any(t.done() for n, t in enumerate(tasks) if n != 2)
-    go_on.set()
-    results = await asyncio.gather(*tasks, return_exceptions=True)
-    assert isinstance(results[2], asyncio.CancelledError)
-    assert results[:2] + results[3:] == [None] * 5
-    assert await _stored_contacts(sqlite_db)() == {joint.rows[0]["id"] for joint in joints}
+    with sqlite_commits_held(monkeypatch) as (started, go_on):
+        joints = [_creation(account.id, n) for n in range(6)]
+        tasks = [asyncio.ensure_future(sqlite_db.commit_rows(joint)) for joint in joints]
+        assert await asyncio.to_thread(started.wait, 10)  # the rows ran; the COMMIT is under way
+        tasks[2].cancel()
+        await asyncio.sleep(0)
+        assert tasks[2].cancelled() and not any(t.done() for n, t in enumerate(tasks) if n != 2)
+        go_on.set()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+        assert isinstance(results[2], asyncio.CancelledError)
+        assert results[:2] + results[3:] == [None] * 5
+        assert await _stored_contacts(sqlite_db)() == {joint.rows[0]["id"] for joint in joints}
 
 
 async def test_a_failed_commit_reaches_every_caller_of_the_batch(

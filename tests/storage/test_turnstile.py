@@ -7,7 +7,6 @@ import fcntl
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -16,12 +15,12 @@ from sqlalchemy import select
 
 from hookline.domain import contacts as contacts_domain
 from hookline.domain import keys
-from hookline.storage import connector
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import contacts
 from hookline.storage.turnstile import WriteTurnstile
 from tests.conftest import make_settings
+from tests.support.commits import sqlite_commits_held
 
 # A child process that takes the turnstile, says so, and lets go when its stdin closes.
 _HOLDER = """
@@ -182,14 +181,6 @@ async def test_the_turnstile_is_handed_over_when_the_commit_returns_while_the_lo
     # The batch's COMMIT thread waits at its start until the loop is busy: on a tmpfs the whole
     # COMMIT took less than one probe, and polling for the moment the turnstile was held lost
     # that race under load.
-    at_commit, go = threading.Event(), threading.Event()
-    commit_and_hand_over = connector._Batch._commit_and_hand_over
-
-    def held_at_commit(batch: connector._Batch) -> None:
-        at_commit.set()
-        go.wait(10)
-        commit_and_hand_over(batch)
-
     try:
         await upgrade_to_head(db)
         account_id = await _new_account_id(db)
@@ -197,20 +188,19 @@ async def test_the_turnstile_is_handed_over_when_the_commit_returns_while_the_lo
         _contact, joint = contacts_domain.contact_creation(
             account_id, {"first_name": "Ada", "phone_number": "+15551234567"}
         )
-        monkeypatch.setattr(connector._Batch, "_commit_and_hand_over", held_at_commit)
-        writing = asyncio.create_task(db.commit_rows(joint))
-        assert await asyncio.to_thread(at_commit.wait, 10), "the batch never reached its COMMIT"
-        assert not _free_to_another_process(path), "the batch wrote without the turnstile"
-        # From now on the loop is busy (a long request, say) for up to 5 s; the COMMIT runs on
-        # its thread meanwhile.
-        go.set()
-        handed_over_while_busy = _busy_until_free(path, seconds=5)
-        await asyncio.wait_for(writing, timeout=10)
+        with sqlite_commits_held(monkeypatch) as (at_commit, go):
+            writing = asyncio.create_task(db.commit_rows(joint))
+            assert await asyncio.to_thread(at_commit.wait, 10), "the batch never reached its COMMIT"
+            assert not _free_to_another_process(path), "the batch wrote without the turnstile"
+            # From now on the loop is busy (a long request, say) for up to 5 s; the COMMIT runs on
+            # its thread meanwhile.
+            go.set()
+            handed_over_while_busy = _busy_until_free(path, seconds=5)
+            await asyncio.wait_for(writing, timeout=10)
         assert handed_over_while_busy, "the turnstile waited for the event loop"
         async with db.read() as conn:
             assert (await conn.execute(select(contacts.c.first_name))).scalars().all() == ["Ada"]
     finally:
-        go.set()
         await db.dispose()
 
 
