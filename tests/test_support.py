@@ -242,4 +242,20 @@ def test_delete_tree_without_waiting_deletes_in_the_background(tmp_path: Path) -
     (tree / "a").mkdir(parents=True)
     (tree / "a" / "f").write_bytes(b"x")
     delete_tree(tree, wait=False)
+    # Not even a zombie: nothing for Popen.__del__ to warn of.
+    assert _our_children_named("rm") == []
     wait_until(lambda: not tree.exists(), within=10, message="the tree deleted")
+
+
+def _our_children_named(command: str) -> list[int]:
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # ended while we looked
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        parent = int(text[text.rindex(")") + 2 :].split()[1])
+        if name == command and parent == os.getpid():
+            children.append(int(stat.parent.name))
+    return children

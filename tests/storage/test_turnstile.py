@@ -75,6 +75,15 @@ def _holder(path: Path) -> subprocess.Popen[str]:
     return child
 
 
+async def _let_go(holder: subprocess.Popen[str]) -> int:
+    """Tell the holder to let go, and return its exit status once it has (pipes closed)."""
+    assert holder.stdin is not None and holder.stdout is not None
+    holder.stdin.close()
+    status = await asyncio.to_thread(holder.wait, 10)
+    holder.stdout.close()
+    return status
+
+
 async def test_a_writer_waits_while_another_process_holds_it_and_gets_it_when_it_lets_go(
     tmp_path: Path,
 ) -> None:
@@ -84,11 +93,9 @@ async def test_a_writer_waits_while_another_process_holds_it_and_gets_it_when_it
     waiting = asyncio.create_task(turnstile.acquire())
     done, _ = await asyncio.wait({waiting}, timeout=0.3)
     assert not done, "taken while another process held it"
-    assert holder.stdin is not None
-    holder.stdin.close()
+    assert await _let_go(holder) == 0
     await asyncio.wait_for(waiting, timeout=10)
     turnstile.release()
-    assert await asyncio.to_thread(holder.wait, 10) == 0
 
 
 async def test_a_write_transaction_takes_its_turn_at_the_turnstile(tmp_path: Path) -> None:
@@ -106,10 +113,8 @@ async def test_a_write_transaction_takes_its_turn_at_the_turnstile(tmp_path: Pat
         writing = asyncio.create_task(write())
         done, _ = await asyncio.wait({writing}, timeout=0.3)
         assert not done, "wrote while another process held the turnstile"
-        assert holder.stdin is not None
-        holder.stdin.close()
+        assert await _let_go(holder) == 0
         await asyncio.wait_for(writing, timeout=10)
-        assert await asyncio.to_thread(holder.wait, 10) == 0
     finally:
         await db.dispose()
 
@@ -122,15 +127,11 @@ async def test_a_cancelled_wait_does_not_keep_the_turnstile(tmp_path: Path) -> N
     done, _ = await asyncio.wait({waiting}, timeout=0.2)
     assert not done
     waiting.cancel()
-    assert holder.stdin is not None
-    holder.stdin.close()
-    assert await asyncio.to_thread(holder.wait, 10) == 0
+    assert await _let_go(holder) == 0
     # The abandoned wait's thread got the lock and gave it back (from the event loop, which
     # keeps running here): another process can take it.
     second = await asyncio.wait_for(asyncio.to_thread(_holder, path), timeout=10)
-    assert second.stdin is not None
-    second.stdin.close()
-    assert await asyncio.to_thread(second.wait, 10) == 0
+    assert await _let_go(second) == 0
 
 
 def test_two_writing_processes_share_the_database_fairly(tmp_path: Path) -> None:
