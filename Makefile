@@ -43,8 +43,8 @@ system-deps:
 	bash scripts/install-system-deps.sh
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 	$(BIN)/lint-imports
 
 typecheck: $(STAMP)

@@ -81,7 +81,7 @@ def _python_client(source: Path, target: Path) -> None:
             str(target),
             "--overwrite",
             "--fail-on-warning",
-        ]  # fmt: skip
+        ]
     )
 
 

@@ -188,3 +188,26 @@ def test_url_pattern_matches_are_urls_the_delivery_side_parses() -> None:
     for url in ["http://[::1]:8080/", "https://a.b.c:443/p?q=1#f", "HTTP://0/", "http://a@b/"]:
         assert validation.url_syntax(url) == url
         assert URL(url).raw_host
+
+
+# -- stored tables ------------------------------------------------------------------------------
+
+
+def test_the_tables_in_use_are_what_this_python_and_phonenumbers_compute() -> None:
+    """Whether stored (domain/_tables.py, on their versions) or computed at import (on others),
+    the characters and phone lengths the rules use are those of the running versions."""
+    assert validation._INVISIBLE == validation._scan_invisible()
+    assert validation._SPACE_CODES == validation._scan_spaces()
+    assert validation._possible_lengths() == validation._read_possible_lengths()
+
+
+def test_the_stored_tables_are_used_on_the_versions_they_were_computed_from() -> None:
+    import unicodedata
+
+    from hookline.domain import _tables
+
+    assert validation._STORED_UNICODE == (unicodedata.unidata_version == _tables.UNICODE_VERSION)
+    if phonenumbers.__version__ == _tables.PHONENUMBERS_VERSION:
+        assert validation._possible_lengths() == {
+            code: list(found) for code, found in _tables.PHONE_LENGTHS.items()
+        }

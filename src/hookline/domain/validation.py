@@ -13,8 +13,11 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
+import phonenumbers
 from phonenumbers import PhoneMetadata
 from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE, region_code_for_country_code
+
+from hookline.domain import _tables
 
 MAX_TAGS = 50
 MAX_TAG_LENGTH = 64
@@ -41,11 +44,22 @@ def _scan_invisible() -> frozenset[int]:
         for code in plane
         if unicodedata.category(chr(code)) in _INVISIBLE_CATEGORIES
     }
-    spaces = {code for plane in _SCANNED for code in plane if chr(code).isspace()}
-    return frozenset(found | spaces | set(_BLANK_FILLERS))
+    return frozenset(found | set(_scan_spaces()) | set(_BLANK_FILLERS))
 
 
-_INVISIBLE = _scan_invisible()
+def _scan_spaces() -> list[int]:
+    return [code for plane in _SCANNED for code in plane if chr(code).isspace()]
+
+
+def _codes(ranges: Iterable[tuple[int, int]]) -> list[int]:
+    return [code for low, high in ranges for code in range(low, high + 1)]
+
+
+# The scans take ~90 ms, at every start of every process: the stored ranges stand in for them
+# on the Unicode version they were computed from (domain/_tables.py).
+_STORED_UNICODE = unicodedata.unidata_version == _tables.UNICODE_VERSION
+_INVISIBLE = frozenset(_codes(_tables.INVISIBLE)) if _STORED_UNICODE else _scan_invisible()
+_SPACE_CODES = _codes(_tables.SPACES) if _STORED_UNICODE else _scan_spaces()
 
 
 def _ranges(codes: Iterable[int]) -> Iterator[tuple[int, int]]:
@@ -75,7 +89,6 @@ def _char_class(codes: Iterable[int], *, negated: bool = False) -> str:
 
 _NOT_CONTROL = _char_class(_FORBIDDEN_CONTROLS, negated=True)
 _VISIBLE = _char_class(_INVISIBLE, negated=True)
-_SPACE_CODES = [code for plane in _SCANNED for code in plane if chr(code).isspace()]
 _SPACE = _char_class(code for code in _SPACE_CODES if code not in _FORBIDDEN_CONTROLS)
 
 #: Text with something other than white space in it.
@@ -143,7 +156,14 @@ def name(value: str, field: str, *, max_length: int, required: bool) -> str:
 
 
 def _possible_lengths() -> dict[int, list[int]]:
-    """Country code → the national-number lengths libphonenumber calls possible there."""
+    """Country code → the national-number lengths libphonenumber calls possible there (every
+    country's metadata loaded: ~80 ms, so the stored table stands in on its version)."""
+    if phonenumbers.__version__ == _tables.PHONENUMBERS_VERSION:
+        return {code: list(lengths) for code, lengths in _tables.PHONE_LENGTHS.items()}
+    return _read_possible_lengths()
+
+
+def _read_possible_lengths() -> dict[int, list[int]]:
     lengths: dict[int, list[int]] = {}
     for code in sorted(COUNTRY_CODE_TO_REGION_CODE):
         region = region_code_for_country_code(code)
