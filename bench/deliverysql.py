@@ -6,9 +6,11 @@ One drain as in ``bench.deliveryab`` (a fresh database, one webhook to the recei
 preloaded events, ``hookline worker`` pinned as in the bench), on a PostgreSQL started with
 ``pg_stat_statements`` (and ``auto_explain`` for statements slower than ``--explain-ms``, plans
 with ANALYZE and BUFFERS in ``--log``). Prints the drain's rate and, per statement, calls, total
-time, time per delivery, rows and rows per call: which statement's cost grows with what. Times
-are wall time inside PostgreSQL, which shares its core with the receiver: compare them within
-a run. Run it under the bench lock (``flock /work/wt/bench.lock``).
+time, time per delivery, plans and planning time per delivery (``track_planning``), rows,
+rows per call and WAL bytes per delivery: which statement's cost grows with what; then the
+totals of every statement. Times are wall time inside PostgreSQL, which shares its core with
+the receiver: compare them within a run. Run it under the bench lock
+(``flock /work/wt/bench.lock``).
 """
 
 from __future__ import annotations
@@ -34,13 +36,24 @@ from hookline.settings import Settings
 
 DATABASE = "drain"
 _STATEMENTS = """
-SELECT calls, round(total_exec_time::numeric, 1) AS ms,
+SELECT toplevel, calls, round(total_exec_time::numeric, 1) AS ms,
     round((total_exec_time * 1000 / {events})::numeric, 1) AS us_per_delivery,
-    rows, round(rows::numeric / calls, 1) AS rows_per_call,
+    plans, round((total_plan_time * 1000 / {events})::numeric, 1) AS plan_us_per_delivery,
+    rows, round(rows::numeric / nullif(calls, 0), 1) AS rows_per_call,
+    round(wal_bytes / {events}) AS wal_bytes_per_delivery,
     left(regexp_replace(query, '\\s+', ' ', 'g'), 100) AS statement
 FROM pg_stat_statements
 WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{database}')
-ORDER BY total_exec_time DESC LIMIT 20
+ORDER BY total_exec_time + total_plan_time DESC LIMIT 40
+"""
+_TOTALS = """
+SELECT sum(calls) AS calls, round(sum(total_exec_time)::numeric, 1) AS exec_ms,
+    round((sum(total_exec_time) * 1000 / {events})::numeric, 1) AS exec_us_per_delivery,
+    sum(plans) AS plans, round(sum(total_plan_time)::numeric, 1) AS plan_ms,
+    round((sum(total_plan_time) * 1000 / {events})::numeric, 1) AS plan_us_per_delivery,
+    round(sum(wal_bytes) / {events}) AS wal_bytes_per_delivery
+FROM pg_stat_statements
+WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{database}')
 """
 
 
@@ -57,7 +70,7 @@ def main() -> int:
             with (pg.data_dir / "postgresql.conf").open("a") as conf:
                 conf.write(
                     "shared_preload_libraries = 'pg_stat_statements,auto_explain'\n"
-                    "pg_stat_statements.track = all\n"
+                    "pg_stat_statements.track = all\npg_stat_statements.track_planning = on\n"
                     f"auto_explain.log_min_duration = '{args.explain_ms}ms'\n"
                     "auto_explain.log_analyze = on\nauto_explain.log_buffers = on\n"
                     "log_min_messages = log\n"
@@ -97,7 +110,11 @@ def _drain(pg: PostgresServer, receiver: Proc, events: int, workers: int, work: 
             proc.stop()
     span = (stats["last"] - stats["first"]) or 1e-9
     print(f"{stats['count'] / span:,.0f} deliveries/s, {stats['duplicates']} duplicates")
+    header = "top|calls|ms|us/delivery|plans|plan us/delivery|rows|rows/call|WAL B/delivery|what"
+    print(header)
     print(pg.psql(_STATEMENTS.format(events=events, database=DATABASE), DATABASE))
+    print("calls|exec ms|exec us/delivery|plans|plan ms|plan us/delivery|WAL B/delivery")
+    print(pg.psql(_TOTALS.format(events=events, database=DATABASE), DATABASE))
 
 
 if __name__ == "__main__":

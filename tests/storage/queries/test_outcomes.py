@@ -24,7 +24,7 @@ from hookline.delivery import manager, stats
 from hookline.delivery.manager import AttemptRecord
 from hookline.delivery.retry import ConnectFailed, Decision
 from hookline.delivery.sender import AttemptResult
-from hookline.storage.connector import Connection
+from hookline.storage.connector import Connection, PostgresConnector
 from hookline.storage.db import Database, fetch_all
 from hookline.storage.models import attempt_rollups, deliveries, delivery_attempts, webhooks
 from hookline.storage.queries import deliveries as sql
@@ -170,3 +170,82 @@ async def test_both_forms_of_the_recorder_store_the_same_outcomes(pg_db: Databas
         exhausted += len(failed)
     # The scenarios exercise refusals and alerts.
     assert refused > SCENARIOS / 4 and exhausted > SCENARIOS / 4
+
+
+async def test_a_pooled_connection_plans_the_recorder_for_the_table_as_it_has_grown(
+    pg_db: Database,
+) -> None:
+    """A worker's first batch meets an almost empty ``deliveries``; a drain then fills it. The
+    pooled connection that recorded that first batch must plan the later ones for the table as
+    it is: its ``locked`` rows through ``pk_deliveries``, not by reading the whole table.
+    PostgreSQL's default plan cache does (five custom plans, then a generic one made from the
+    sixth call). ``plan_cache_mode = force_generic_plan`` on the pool's connections, tried for
+    the worker (docs/benchmarks.md, 89), made the generic plan at the first call and kept its
+    Seq Scan of deliveries for every batch of the drain: this fails with it."""
+    account = (await new_account(pg_db)).id
+    now = utcnow()
+    hook = webhook_row(account, now, is_active=True)
+    event = event_row(account, now, "contact.created", {})
+
+    first = {
+        "id": ids.delivery_id(),
+        "account_id": account,
+        "webhook_id": hook["id"],
+        "event_id": event["id"],
+        "event_type": event["type"],
+        "status": "pending",
+        "attempts": 0,
+        "next_attempt_at": now,
+        "leased_by": WORKER,
+        "leased_until": now + timedelta(seconds=30),
+        "created_at": now,
+        "updated_at": now,
+    }
+    await replace_rows(pg_db, account, [hook], [event], [first])
+    plans: list[str] = []
+    connector = pg_db.connector
+    assert isinstance(connector, PostgresConnector)
+    async with connector.connection() as raw:  # the pool's one connection, kept idle after
+        await raw.execute(
+            "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; "
+            "SET auto_explain.log_level = notice"
+        )
+        raw.add_log_listener(lambda _conn, message: plans.append(str(message)))
+        used = await raw.fetchval("SELECT pg_backend_pid()")
+
+    async def record(delivery_ids: list[str]) -> None:
+        batch = [
+            AttemptRecord(
+                delivery_id,
+                str(hook["id"]),
+                AttemptResult(started_at=now, duration_ms=3, status_code=204),
+                Decision("succeeded"),
+                None,
+            )
+            for delivery_id in delivery_ids
+        ]
+        summary = await manager.record_outcomes(
+            pg_db, WORKER, batch, now=now, disable_after=timedelta(days=3)
+        )
+        assert summary.recorded == len(delivery_ids)
+
+    await record([str(first["id"])])
+    async with connector.connection() as raw:  # a drain's fan-out: 5,000 more rows
+        grown = await raw.fetch(
+            "INSERT INTO deliveries (id, account_id, webhook_id, event_id, event_type, status,"
+            " attempts, next_attempt_at, leased_by, leased_until, created_at, updated_at)"
+            " SELECT $1 || g, account_id, webhook_id, event_id, event_type, status, attempts,"
+            " next_attempt_at, leased_by, leased_until, created_at, updated_at"
+            " FROM deliveries, generate_series(1, 5000) AS g WHERE id = $2 RETURNING id",
+            f"{first['id']}-",
+            first["id"],
+        )
+    for start in range(0, 6 * 16, 16):  # batches 2-7: custom plans, then the generic one
+        await record([row["id"] for row in grown[start : start + 16]])
+    async with connector.connection() as raw:
+        assert await raw.fetchval("SELECT pg_backend_pid()") == used  # one connection all along
+    recorded = [plan for plan in plans if "INSERT INTO delivery_attempts" in plan]
+    assert len(recorded) == 7, plans
+    assert "Seq Scan on deliveries" in recorded[0]  # right for a table of one row
+    whole = [n for n, plan in enumerate(recorded[1:], 2) if "Seq Scan on deliveries" in plan]
+    assert whole == [], f"batches {whole} read the whole table"
