@@ -212,6 +212,7 @@ class Claim:
     event_type: str
     event_created_at: datetime
     data: Any
+    """The event's data (``signing.EventJson``): on SQLite its stored JSON, not decoded."""
     previous_attributes: Any
     headers_enc: str | None = None
     """The webhook's custom headers, encrypted (``domain.webhook_routing.unseal``)."""
@@ -509,8 +510,7 @@ async def dispatch_and_claim(
 
 
 async def _load_claims(conn: Connection, delivery_ids: Sequence[str]) -> list[Claim]:
-    rows = await fetch_all(conn, queries.CLAIMS, {"ids": list(delivery_ids)})
-    return [_claim_of(row) for row in rows]
+    return [_claim_of(row) for row in await queries.load_claims(conn, delivery_ids)]
 
 
 def _claim_of(row: Any) -> Claim:
