@@ -255,7 +255,7 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     in flight per webhook (counting ``req.busy``), the longest-waiting webhooks first.
 
     Claims go webhook by webhook, so a hanging endpoint's backlog costs nothing to step over.
-    The claim has two forms, side by side in ``storage.queries.deliveries``: on SQLite four
+    The claim has two forms, side by side in ``storage.queries.deliveries``: on SQLite three
     statements run inline, and the single writer (``BEGIN IMMEDIATE``) serializes claims; on
     PostgreSQL one statement (``claim_on_postgres``) that locks the rows it takes ``FOR UPDATE
     SKIP LOCKED``, so concurrent workers take disjoint rows without waiting.

@@ -1,6 +1,6 @@
 """``storage.queries.deliveries``: the claim's two forms take the same deliveries.
 
-The claim is written twice (``claim_on_postgres``, one statement; ``claim_on_sqlite``, four).
+The claim is written twice (``claim_on_postgres``, one statement; ``claim_on_sqlite``, three).
 ``tests/delivery/test_manager.py`` runs every claim test on both backends; here both forms run
 on the same rows, on PostgreSQL (the SQLite form's statements are plain Core, so they run
 there too), over random scenarios, and must lease the same deliveries and return the same

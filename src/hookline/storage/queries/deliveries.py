@@ -13,7 +13,7 @@ SQLite's compiler drops ``FOR UPDATE``, and its single writer (``BEGIN IMMEDIATE
 serializes the worker's transactions.
 
 The claim is the one statement written twice, side by side below: ``claim_on_postgres`` (one
-statement, ``SKIP LOCKED``) and ``claim_on_sqlite`` (the same steps as four statements, run
+statement, ``SKIP LOCKED``) and ``claim_on_sqlite`` (the same steps as three statements, run
 inline under the single writer). Both take ``claim_params(...)`` and return the same rows;
 ``tests/delivery/test_manager.py`` runs every claim test on both backends.
 """
@@ -348,7 +348,7 @@ def _lease_free() -> ColumnElement[bool]:
     return or_(dlv.c.leased_until.is_(None), dlv.c.leased_until < _NOW)
 
 
-# SQLite: the claim as four statements, run one after another, inline (the single writer,
+# SQLite: the claim as three statements, run one after another, inline (the single writer,
 # ``BEGIN IMMEDIATE``, serializes claims). Claims go webhook by webhook, so a hanging endpoint's
 # backlog costs nothing to step over.
 
@@ -465,7 +465,7 @@ async def claim_on_sqlite(conn: Connection, params: Params) -> list[Any]:
     return claims
 
 
-# PostgreSQL: the same claim as ``claim_on_sqlite``'s four statements, in one (a round trip each
+# PostgreSQL: the same claim as ``claim_on_sqlite``'s statements, in one (a round trip each
 # was most of a claim round's time: the worker's claim rounds ran back to back at full speed,
 # and a round took 14 ms for ~32 claims; docs/benchmarks.md). Steps, as CTEs: the webhooks with
 # due work and their free slots (``_hooks_with_due_work``), each one's oldest claimable rows
