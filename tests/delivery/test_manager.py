@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 import pytest
 from sqlalchemy import delete, func, select, text, update
 
@@ -16,9 +17,11 @@ from hookline.delivery import manager, stats
 from hookline.delivery.manager import AttemptRecord, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, ConnectFailed, Decision
 from hookline.delivery.sender import AttemptResult
+from hookline.delivery.signing import event_body
 from hookline.domain import deliveries as deliveries_domain
 from hookline.storage.db import fetch_all
 from hookline.storage.models import attempt_rollups, deliveries, events, webhooks, workers
+from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env, ago
@@ -150,12 +153,58 @@ async def test_claims_follow_event_order_and_carry_the_payload(env: Env) -> None
     claims = await manager.claim_due(env.db, request())
 
     assert [c.event_id for c in claims] == event_ids
-    assert [c.data for c in claims] == [{"n": n} for n in range(5)]
+    # On SQLite the data comes as stored (an orjson.Fragment), on PostgreSQL decoded.
+    assert [orjson.loads(orjson.dumps(c.data)) for c in claims] == [{"n": n} for n in range(5)]
     assert {(c.webhook_id, c.url, c.attempts) for c in claims} == {(hook, URL, 0)}
     rows = await env.deliveries()
     assert {r.leased_by for r in rows} == {"w1"}
     # Leased rows are not claimed twice.
     assert await manager.claim_due(env.db, request("w2")) == []
+
+
+# Payloads whose text a serializer could spell differently: escapes, every plane of unicode,
+# integers at 64 bits' ends, floats at theirs, nesting, keys in no sorted order.
+TRICKY_DATA: dict[str, Any] = {
+    "zeta": 'quote " backslash \\ slash / tab \t newline \n nul-free \u0001 \u001f \u007f',
+    "unicode": "Åd\u0430 漢字 😀 \u2028\u2029 \ufeff é",  # \u0430: Cyrillic a
+    "big": [2**63 - 1, -(2**63), 2**64 - 1, 0, -0.0, 1e16, 1.5e-323, 0.1, 1.7976931348623157e308],
+    "nested": {"b": [{"c": None, "a": True}], "a": False, "": ""},
+    "alpha": [],
+}
+
+
+@pytest.mark.parametrize("previous", [None, {}, {"first_name": 'Ä"\\', "n": 2**63 - 1}])
+async def test_a_claims_body_is_the_decoded_and_encoded_one(
+    env: Env, previous: dict[str, Any] | None
+) -> None:
+    """The body built from a claim (the event's stored JSON on SQLite, decoded on PostgreSQL)
+    is byte for byte the body of the decoded data encoded again."""
+    account = await env.account()
+    await env.webhook(account, URL, ["contact.updated", "contact.created"])
+    async with env.db.begin() as conn:
+        updated = await record_event(conn, account, "contact.updated", TRICKY_DATA, previous)
+        created = await record_event(conn, account, "contact.created", TRICKY_DATA, previous)
+    await manager.dispatch_events(env.db, now=utcnow())
+
+    claims = await manager.claim_due(env.db, request())
+
+    assert [c.event_id for c in claims] == [updated, created]
+    async with env.db.read() as conn:  # decoded, as the stream and the filters read them
+        rows = await fetch_all(conn, queries.EVENT_BODIES, {"ids": [updated, created]})
+    decoded = {row.id: row for row in rows}
+    for claim in claims:
+        sent = event_body(
+            claim.event_id,
+            claim.event_type,
+            claim.event_created_at,
+            claim.data,
+            claim.previous_attributes,
+        )
+        row = decoded[claim.event_id]
+        expected = event_body(row.id, row.type, row.created_at, row.data, row.previous_attributes)
+        assert sent == expected
+        assert orjson.loads(sent)["data"] == TRICKY_DATA
+    assert b'"previous_attributes"' not in sent  # contact.created carries none
 
 
 async def test_claim_respects_global_and_per_endpoint_limits(env: Env) -> None:

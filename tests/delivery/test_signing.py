@@ -6,8 +6,9 @@ import json
 import time
 from datetime import UTC, datetime, timedelta
 
+import orjson
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from standardwebhooks import Webhook, WebhookVerificationError
 
@@ -107,3 +108,42 @@ def test_contact_updated_body_has_previous_attributes() -> None:
     # Other kinds never carry the field, whatever is stored.
     other = json.loads(event_body("evt_2", "contact.deleted", created, CONTACT, {"x": 1}))
     assert "previous_attributes" not in other
+
+
+_JSON_TEXT = st.text(st.characters(codec="utf-8"))  # no lone surrogates: orjson refuses them
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)  # what orjson encodes
+    | st.floats()
+    | _JSON_TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_JSON_TEXT, inner, max_size=4),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=25)  # under a second; test_manager.TRICKY_DATA has the known edges
+@given(
+    data=st.dictionaries(_JSON_TEXT, _JSON_VALUES, max_size=6),
+    previous=st.dictionaries(_JSON_TEXT, _JSON_VALUES, max_size=3),
+)
+def test_stored_json_makes_the_body_of_the_decoded_data(
+    data: dict[str, object], previous: dict[str, object]
+) -> None:
+    """The worker's claims on SQLite carry the event's JSON as stored (orjson's text, as an
+    ``orjson.Fragment``): the body must be the bytes of decoding that text and encoding it
+    again, for any data orjson stores."""
+    created = datetime(2026, 11, 27, 20, 15, 1, 123000, tzinfo=UTC)
+    stored_data, stored_previous = orjson.dumps(data).decode(), orjson.dumps(previous).decode()
+    for event_type in ("contact.created", "contact.updated"):
+        spliced = event_body(
+            "evt_1",
+            event_type,
+            created,
+            orjson.Fragment(stored_data),
+            orjson.Fragment(stored_previous),
+        )
+        decoded = event_body(
+            "evt_1", event_type, created, orjson.loads(stored_data), orjson.loads(stored_previous)
+        )
+        assert spliced == decoded

@@ -40,7 +40,7 @@ KEEPALIVE_SECONDS = 30.0
 DNS_CACHE_SECONDS = 10
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made per attempt, and nothing changes it (as ``Claim``)
 class AttemptResult:
     """What one POST did. Exactly one of ``status_code`` / ``error`` is set."""
 

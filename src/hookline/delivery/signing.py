@@ -72,12 +72,19 @@ def build_headers(
     }
 
 
+# The event's data or previous attributes: decoded, or (the worker's claims on SQLite) the stored
+# JSON text as an ``orjson.Fragment``, which ``orjson.dumps`` copies into the body as it is. That
+# text is orjson's own (``storage.connector.JSON_CODEC``), so the bytes are those of decoding it
+# and encoding it again (tests/delivery/test_signing.py), without the decode and the encode.
+EventJson = Mapping[str, Any] | orjson.Fragment
+
+
 def event_body(
     event_id: str,
     event_type: str,
     created_at: datetime,
-    data: Mapping[str, Any],
-    previous_attributes: Mapping[str, Any] | None,
+    data: EventJson,
+    previous_attributes: EventJson | None,
 ) -> bytes:
     """The JSON body POSTed for an event (see docs/webhooks.md)."""
     return orjson.dumps(event_payload(event_id, event_type, created_at, data, previous_attributes))
@@ -87,8 +94,8 @@ def event_payload(
     event_id: str,
     event_type: str,
     created_at: datetime,
-    data: Mapping[str, Any],
-    previous_attributes: Mapping[str, Any] | None,
+    data: EventJson,
+    previous_attributes: EventJson | None,
 ) -> dict[str, Any]:
     """The delivered body as an object: what filters see and the stream sends."""
     payload: dict[str, Any] = {
@@ -98,7 +105,11 @@ def event_payload(
         "data": data,
     }
     if event_type in EVENTS_WITH_PREVIOUS_ATTRIBUTES:
-        payload["previous_attributes"] = dict(previous_attributes or {})
+        payload["previous_attributes"] = (
+            previous_attributes
+            if isinstance(previous_attributes, orjson.Fragment)
+            else dict(previous_attributes or {})
+        )
     return payload
 
 

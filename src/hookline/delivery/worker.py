@@ -525,8 +525,10 @@ class Worker:
         except ValueError as exc:
             return AttemptResult(started_at=utcnow(), duration_ms=0, error=SigningFailed(str(exc)))
         headers = build_headers(claim.event_id, int(time.time()), body, secrets)
-        # The webhook's own headers never replace ours (reserved names are refused anyway).
-        return await self._sender.send(claim.url, {**custom, **headers}, body)
+        if custom:
+            # The webhook's own headers never replace ours (reserved names are refused anyway).
+            headers = {**custom, **headers}
+        return await self._sender.send(claim.url, headers, body)
 
     async def _give_back(self, claim: Claim) -> None:
         self._held.discard(claim.delivery_id)
