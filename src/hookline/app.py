@@ -75,6 +75,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
             await wakeup.close()
+            await app.state.rate_limiter.aclose()
             hub = getattr(app.state, "stream_hub", None)
             if hub is not None:
                 await hub.close()

@@ -7,6 +7,7 @@ import math
 import os
 import re
 import time
+from contextlib import closing
 from pathlib import Path
 
 import httpx
@@ -15,11 +16,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
+from redis.asyncio import Redis
 
 from hookline.limits.ratelimit import LocalWindows, RateLimitState, SharedWindows
 from limits import RateLimitItemPerSecond
 from tests.conftest import make_settings
 from tests.limits.conftest import RedisServer, running_app, sqlite_url
+from tests.support.waiting import eventually
 
 _RATELIMIT = re.compile(r'^"default";r=(\d+);t=(\d+)$')
 
@@ -122,6 +125,28 @@ async def test_two_processes_share_one_budget_through_redis(
     assert allowed == 10
 
 
+async def test_a_stopped_app_leaves_no_connection_to_redis(
+    tmp_path: Path, redis_server: RedisServer
+) -> None:
+    settings = make_settings(
+        sqlite_url(tmp_path), rate_limit="10/minute", redis_url=redis_server.url
+    )
+    observer = Redis.from_url(redis_server.url)
+
+    async def clients() -> int:
+        return len(await observer.client_list())  # ours included
+
+    try:
+        before = await clients()
+        async with running_app(settings) as running:
+            account = await running.account()
+            assert (await running.client.get("/v1/contacts", headers=account.headers)).is_success
+            assert await clients() > before, "the limiter never used Redis"
+        await eventually(clients, lambda n: n == before, what="the app's connections closed")
+    finally:
+        await observer.aclose()
+
+
 async def test_without_redis_each_process_has_its_own_budget(tmp_path: Path) -> None:
     # The control for the test above: the sharing really comes from Redis.
     settings = make_settings(sqlite_url(tmp_path), rate_limit="10/minute")
@@ -168,7 +193,7 @@ async def _compare_with_limits(amount: int, seconds: int, hits: list[tuple[float
     reference = SlidingWindowCounterRateLimiter(MemoryStorage())
     local = LocalWindows(amount, seconds)
     shared = SharedWindows(amount, seconds, slots=64)  # a small table: probing is exercised
-    with pytest.MonkeyPatch.context() as patch:
+    with closing(shared), pytest.MonkeyPatch.context() as patch:
         patch.setattr(time, "time", lambda: clock[0])
         for step, identity in hits:
             clock[0] += step * seconds
@@ -192,22 +217,22 @@ def test_local_windows_forget_identities_whose_windows_slid_out() -> None:
 def test_shared_windows_are_one_budget_across_forked_processes() -> None:
     """``hookline serve --workers N`` forks its processes after creating the table: a hit in one
     counts in all (the per-process LocalWindows would give each its own 10)."""
-    shared = SharedWindows(10, 86_400)
-    now = time.time()
-    pid = os.fork()
-    if pid == 0:  # the other process: 6 hits, exit status = how many were allowed
-        os._exit(sum(shared.hit("key:k", now).allowed for _ in range(6)))
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 6
-    assert [shared.hit("key:k", now).allowed for _ in range(6)] == [True] * 4 + [False] * 2
-    assert shared.hit("key:other", now).allowed  # another identity has its own budget
+    with closing(SharedWindows(10, 86_400)) as shared:
+        now = time.time()
+        pid = os.fork()
+        if pid == 0:  # the other process: 6 hits, exit status = how many were allowed
+            os._exit(sum(shared.hit("key:k", now).allowed for _ in range(6)))
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 6
+        assert [shared.hit("key:k", now).allowed for _ in range(6)] == [True] * 4 + [False] * 2
+        assert shared.hit("key:other", now).allowed  # another identity has its own budget
 
 
 def test_shared_windows_reuse_slots_of_windows_that_slid_out() -> None:
-    shared = SharedWindows(1, 1, slots=4)
-    for n in range(4):
-        assert shared.hit(f"addr:{n}", 1000.5).allowed
-    # Two windows on, the four slots are stale: new identities take them and start at zero.
-    for n in range(4, 8):
-        assert shared.hit(f"addr:{n}", 1002.5).allowed
-    assert not shared.hit("addr:7", 1002.6).allowed  # and are counted from there
+    with closing(SharedWindows(1, 1, slots=4)) as shared:
+        for n in range(4):
+            assert shared.hit(f"addr:{n}", 1000.5).allowed
+        # Two windows on, the four slots are stale: new identities take them and start at zero.
+        for n in range(4, 8):
+            assert shared.hit(f"addr:{n}", 1002.5).allowed
+        assert not shared.hit("addr:7", 1002.6).allowed  # and are counted from there

@@ -39,6 +39,7 @@ import struct
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import orjson
 from fastapi import Request
@@ -50,6 +51,9 @@ from hookline.domain.keys import AuthContext
 from hookline.errors import InternalError, RateLimited, error_body
 from hookline.settings import Settings
 from limits import RateLimitItemPerSecond
+
+if TYPE_CHECKING:
+    from redis.asyncio import ConnectionPool
 
 log = logging.getLogger("hookline.ratelimit")
 
@@ -74,9 +78,15 @@ class RateLimitState:
         return max(1, self.reset_seconds)
 
 
-def _redis_storage(redis_url: str) -> Storage:
-    # limits wants async+redis:// (or async+rediss://); redis-py is the client we ship.
-    return RedisStorage(f"async+{redis_url}", implementation="redispy")
+def _redis_storage(redis_url: str, pool: ConnectionPool) -> Storage:
+    # limits wants async+redis:// (or async+rediss://); redis-py is the client we ship. The pool
+    # is ours so that a server's shutdown can close its connections (limits has no close).
+    # limits documents ``connection_pool`` but types its ``**options`` as scalars.
+    return RedisStorage(
+        f"async+{redis_url}",
+        implementation="redispy",
+        connection_pool=pool,  # type: ignore[arg-type]
+    )
 
 
 class LocalWindows:
@@ -195,6 +205,15 @@ class SharedWindows(LocalWindows):
             self._locker = (os.getpid(), own)
         return self._locker[1]
 
+    def close(self) -> None:
+        """Unmap the table and close this process's files of it (a server's table lives as long
+        as the server; tests and tools that make one close it)."""
+        if self._locker is not None and self._locker[0] == os.getpid():
+            os.close(self._locker[1])
+        self._locker = None
+        self._table.close()
+        self._file.close()
+
     def _sweep(self, number: int) -> None:
         self._swept = number  # nothing to drop: stale slots are reused in place
 
@@ -242,8 +261,13 @@ class RateLimiter:
         # Exactly one of the two: this process's counters, or limits' over the shared Redis.
         self._local: LocalWindows | None = None
         self._limiter: SlidingWindowCounterRateLimiter | None = None
+        self._redis_pool: ConnectionPool | None = None
         if settings.redis_url:
-            self._limiter = SlidingWindowCounterRateLimiter(_redis_storage(settings.redis_url))
+            from redis.asyncio import ConnectionPool  # only a server that shares Redis needs it
+
+            self._redis_pool = ConnectionPool.from_url(settings.redis_url)
+            storage = _redis_storage(settings.redis_url, self._redis_pool)
+            self._limiter = SlidingWindowCounterRateLimiter(storage)
         elif _shared is not None and (_shared.amount, _shared.seconds) == (amount, seconds):
             self._local = _shared
         else:
@@ -263,6 +287,12 @@ class RateLimiter:
             return RateLimitState(True, self.item.amount, self.item.get_expiry())
         reset = max(0, math.ceil(reset_at - time.time()))
         return RateLimitState(allowed, max(0, remaining), reset)
+
+    async def aclose(self) -> None:
+        """Close the connections to Redis, if any (the app's lifespan ends with this; a later
+        hit would connect again)."""
+        if self._redis_pool is not None:
+            await self._redis_pool.aclose()
 
     def _log_outage(self, exc: Exception) -> None:
         now = time.monotonic()
