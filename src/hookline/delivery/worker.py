@@ -111,9 +111,12 @@ ERROR_BACKOFF_SECONDS = 1.0
 # The recorder stores outcomes in batches: a batch waits up to RECORD_LINGER_SECONDS for more
 # outcomes, unless RECORD_BATCH are waiting (a stopping worker stores at once). Outcomes wait
 # in memory only (a crash resends them, as it does a send in flight); storing them later delays
-# no send, only the release of their leases.
+# no send, only the release of their leases. The linger is long enough to batch at a light
+# load too: every batch is a write transaction, and on SQLite's one writer the next event's
+# commit and its dispatch round queue behind it (5 ms stored ~2 outcomes a batch at 171 POST/s,
+# one recorder COMMIT per two events, and 40% of rounds waited for one; bench/commentary.md 86).
 RECORD_BATCH = 64
-RECORD_LINGER_SECONDS = 0.005
+RECORD_LINGER_SECONDS = 0.05
 # With every send slot (or an endpoint's) taken, a finished send wakes the scheduler only once
 # an eighth of them is free again.
 REFILL_FRACTION = 8
