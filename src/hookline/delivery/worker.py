@@ -111,12 +111,16 @@ ERROR_BACKOFF_SECONDS = 1.0
 # The recorder stores outcomes in batches: a batch waits up to RECORD_LINGER_SECONDS for more
 # outcomes, unless RECORD_BATCH are waiting (a stopping worker stores at once). Outcomes wait
 # in memory only (a crash resends them, as it does a send in flight); storing them later delays
-# no send, only the release of their leases. The linger is long enough to batch at a light
-# load too: every batch is a write transaction, and on SQLite's one writer the next event's
-# commit and its dispatch round queue behind it (5 ms stored ~2 outcomes a batch at 171 POST/s,
-# one recorder COMMIT per two events, and 40% of rounds waited for one; bench/commentary.md 86).
+# no send, only the release of their leases. At a light load (fewer sends in flight than a
+# LIGHT_FRACTION of the slots) a batch gathers for RECORD_LINGER_LIGHT_SECONDS instead: each
+# batch is a write transaction, and on SQLite's one writer the next event's commit and its
+# dispatch round queue behind it (5 ms stored ~2 outcomes a batch at 171 POST/s, one COMMIT per
+# two events, and 40% of the rounds waited for one). Under load a batch fills in milliseconds
+# anyway, and a longer linger made a drain's batches larger and slower (bench/commentary.md 86).
 RECORD_BATCH = 64
-RECORD_LINGER_SECONDS = 0.05
+RECORD_LINGER_SECONDS = 0.005
+RECORD_LINGER_LIGHT_SECONDS = 0.05
+LIGHT_FRACTION = 4
 # With every send slot (or an endpoint's) taken, a finished send wakes the scheduler only once
 # an eighth of them is free again.
 REFILL_FRACTION = 8
@@ -608,7 +612,7 @@ class Worker:
         while True:
             await self._results_ready.wait()
             if not self._draining and len(self._results) < RECORD_BATCH:
-                await _wait(self._batch_full, RECORD_LINGER_SECONDS)
+                await _wait(self._batch_full, self._linger())
             self._results_ready.clear()
             self._batch_full.clear()
             if self._results and not await self._flush() and self._draining:
@@ -617,6 +621,12 @@ class Worker:
                 return
             if self._draining and not self._results:
                 return
+
+    def _linger(self) -> float:
+        """How long a batch gathers: long while few sends are in flight, short otherwise."""
+        slots = self.settings.delivery_concurrency
+        light = len(self._sends) < max(1, slots // LIGHT_FRACTION)
+        return RECORD_LINGER_LIGHT_SECONDS if light else RECORD_LINGER_SECONDS
 
     async def _flush(self) -> bool:
         batch, self._results = self._results, []
