@@ -719,6 +719,21 @@ class _Recordings:
         monkeypatch.setattr(manager, "record_outcomes", counted)
 
 
+async def _sent_and_recorded(env: Env, replies: list[Reply], **settings: Any) -> None:
+    """One event per reply to one webhook, all claimed by the worker's first round; returns
+    once every delivery is received and recorded as succeeded."""
+    account = await env.account()
+    async with Receiver() as receiver:
+        receiver.script(replies)
+        await env.webhook(account, receiver.url)
+        for _ in replies:
+            await env.event(account)
+        worker = await env.worker(delivery_poll_seconds=30, **settings)
+        worker.wakeup.events_committed()
+        await receiver.wait_for(len(replies), timeout=10)
+        await eventually(_recorded(env, len(replies)), what="every delivery recorded")
+
+
 async def test_a_full_batch_of_outcomes_is_stored_at_once(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -726,24 +741,42 @@ async def test_a_full_batch_of_outcomes_is_stored_at_once(
     outcomes in a few transactions, not one per handful; a full batch does not wait."""
     monkeypatch.setattr(worker_module, "RECORD_BATCH", 4)
     monkeypatch.setattr(worker_module, "RECORD_LINGER_SECONDS", 60.0)
+    monkeypatch.setattr(worker_module, "RECORD_LINGER_LIGHT_SECONDS", 60.0)
     recordings = _Recordings(monkeypatch)
-    account = await env.account()
-    async with Receiver() as receiver:
-        receiver.script([Reply(delay=0.05 * n) for n in range(4)])  # finishing one by one
-        await env.webhook(account, receiver.url)
-        for _ in range(4):
-            await env.event(account)
-        worker = await env.worker(delivery_poll_seconds=30)
-        worker.wakeup.events_committed()
-        await receiver.wait_for(4, timeout=10)
-        await eventually(_recorded(env, 4), what="4 recorded deliveries")
+    await _sent_and_recorded(env, [Reply(delay=0.05 * n) for n in range(4)])  # one by one
     assert recordings.batches == [4]
+
+
+async def test_outcomes_finishing_a_light_loads_gap_apart_are_stored_together(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a light load (a delivery every few milliseconds) the SQLite recorder still batches:
+    each batch is a write transaction that the next event's commit and dispatch round wait
+    behind on the one writer. Two outcomes 20 ms apart, with 1 send of 64 slots in flight when
+    the first finishes, are one batch there (a 5 ms linger stored them one by one). On
+    PostgreSQL, with no shared writer, the longer linger slowed drains: 5 ms, two batches."""
+    recordings = _Recordings(monkeypatch)
+    await _sent_and_recorded(env, [Reply(), Reply(delay=0.02)])
+    assert recordings.batches == ([2] if env.db.is_sqlite else [1, 1])
+
+
+async def test_outcomes_under_load_are_stored_without_the_light_loads_linger(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a quarter of the send slots or more in flight (here 1 of 4) the recorder does not
+    wait the light load's linger: in a drain a batch fills in milliseconds anyway, and a longer
+    wait made the batches larger and the drain slower. The same two outcomes 20 ms apart are
+    two batches (a 50 ms linger at every load stored them as one)."""
+    recordings = _Recordings(monkeypatch)
+    await _sent_and_recorded(env, [Reply(), Reply(delay=0.02)], delivery_concurrency=4)
+    assert recordings.batches == [1, 1]
 
 
 async def test_stopping_stores_the_outcomes_a_batch_was_waiting_with(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(worker_module, "RECORD_LINGER_SECONDS", 60.0)
+    monkeypatch.setattr(worker_module, "RECORD_LINGER_LIGHT_SECONDS", 60.0)
     account = await env.account()
     async with Receiver() as receiver:
         await env.webhook(account, receiver.url)

@@ -111,9 +111,17 @@ ERROR_BACKOFF_SECONDS = 1.0
 # The recorder stores outcomes in batches: a batch waits up to RECORD_LINGER_SECONDS for more
 # outcomes, unless RECORD_BATCH are waiting (a stopping worker stores at once). Outcomes wait
 # in memory only (a crash resends them, as it does a send in flight); storing them later delays
-# no send, only the release of their leases.
+# no send, only the release of their leases. On SQLite at a light load (fewer sends in flight
+# than a LIGHT_FRACTION of the slots) a batch gathers for RECORD_LINGER_LIGHT_SECONDS instead:
+# each batch is a write transaction, and on the one writer the next event's commit and its
+# dispatch round queue behind it (5 ms stored ~2 outcomes a batch at 171 POST/s, one COMMIT per
+# two events, and 40% of the rounds waited for one). Under load a batch fills in milliseconds
+# anyway, and there and on PostgreSQL (no shared writer) the longer linger slowed drains
+# (bench/commentary.md 87).
 RECORD_BATCH = 64
 RECORD_LINGER_SECONDS = 0.005
+RECORD_LINGER_LIGHT_SECONDS = 0.05
+LIGHT_FRACTION = 4
 # With every send slot (or an endpoint's) taken, a finished send wakes the scheduler only once
 # an eighth of them is free again.
 REFILL_FRACTION = 8
@@ -607,7 +615,7 @@ class Worker:
         while True:
             await self._results_ready.wait()
             if not self._draining and len(self._results) < RECORD_BATCH:
-                await _wait(self._batch_full, RECORD_LINGER_SECONDS)
+                await _wait(self._batch_full, self._linger())
             self._results_ready.clear()
             self._batch_full.clear()
             if self._results and not await self._flush() and self._draining:
@@ -616,6 +624,13 @@ class Worker:
                 return
             if self._draining and not self._results:
                 return
+
+    def _linger(self) -> float:
+        """How long a batch gathers: on SQLite long while few sends are in flight, otherwise
+        short."""
+        slots = self.settings.delivery_concurrency
+        light = self.db.is_sqlite and len(self._sends) < max(1, slots // LIGHT_FRACTION)
+        return RECORD_LINGER_LIGHT_SECONDS if light else RECORD_LINGER_SECONDS
 
     async def _flush(self) -> bool:
         batch, self._results = self._results, []
