@@ -281,6 +281,29 @@ def test_serve_refuses_a_database_in_a_folder_that_does_not_exist(tmp_path: Path
     _assert_one_line_error(result, f"folder {tmp_path / 'nowhere'} does not exist")
 
 
+def test_serve_closes_its_socket_when_the_server_does_not_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In this process, to see the socket: a server whose start-up failed never handed the
+    listener to a loop that would close it, so ``serve`` closes it itself."""
+    import uvicorn
+
+    from hookline import cli, logs
+    from hookline.supervisor import NOT_STARTED
+
+    handed: list[socket.socket] = []
+    monkeypatch.setenv("HOOKLINE_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
+    monkeypatch.setenv("HOOKLINE_WORKERS", "1")
+    monkeypatch.setattr(logs, "configure_logging", lambda _level: None)
+
+    def fail_to_start(_server: uvicorn.Server, sockets: list[socket.socket]) -> None:
+        handed.extend(sockets)  # and server.started stays False, as after a failed lifespan
+
+    monkeypatch.setattr(uvicorn.Server, "run", fail_to_start)
+    assert cli.main(["serve", "--port", str(free_port())]) == NOT_STARTED
+    assert [sock.fileno() for sock in handed] == [-1]  # closed
+
+
 def test_postgresql_database_without_schema_is_refused_until_migrated(
     pg_server: PostgresServer,
 ) -> None:

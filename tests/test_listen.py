@@ -125,31 +125,36 @@ async def test_listen_forwards_every_event_once_across_a_cut_connection(tmp_path
     async with live(tmp_path) as (base_url, port, key, _pid), Receiver() as receiver:
         proxy = Proxy(int(port))
         await proxy.start()
-        process = _start_listen(receiver.url, f"http://127.0.0.1:{proxy.port}", key)
-        try:
-            assert process.stdout is not None
-            first = await asyncio.to_thread(process.stdout.readline)
-            secret = first.decode().strip().rsplit(" ", 1)[1]
-            assert secret.startswith("whsec_")
-            await eventually(lambda: _async(proxy.downstream), lambda d: b": connected" in d)
-            async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
-                await _contacts(client, key, 5, "before")
-                await receiver.wait_for(5, timeout=20)
-                await proxy.cut()
-                proxy.downstream = b""
-                await _contacts(client, key, 5, "cut")
-                await asyncio.sleep(0.3)  # created while listen cannot reach the API
-                assert len(receiver.requests) == 5
-                await proxy.start()
-                await receiver.wait_for(10, timeout=30)
-                await _contacts(client, key, 2, "after")
-                await receiver.wait_for(12, timeout=20)
-                expected = await _event_ids(client, key)
-        finally:
-            process.send_signal(signal.SIGINT)
-            code = await asyncio.to_thread(process.wait, 20)
-        assert code == 0
-        out = process.stdout.read().decode() if process.stdout else ""
+        # As a context manager, which closes its pipes once it has exited.
+        with _start_listen(receiver.url, f"http://127.0.0.1:{proxy.port}", key) as process:
+            try:
+                assert process.stdout is not None
+                first = await asyncio.to_thread(process.stdout.readline)
+                secret = first.decode().strip().rsplit(" ", 1)[1]
+                assert secret.startswith("whsec_")
+                await eventually(lambda: _async(proxy.downstream), lambda d: b": connected" in d)
+                async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
+                    await _contacts(client, key, 5, "before")
+                    await receiver.wait_for(5, timeout=20)
+                    await proxy.cut()
+                    proxy.downstream = b""
+                    await _contacts(client, key, 5, "cut")
+                    await asyncio.sleep(0.3)  # created while listen cannot reach the API
+                    assert len(receiver.requests) == 5
+                    await proxy.start()
+                    await receiver.wait_for(10, timeout=30)
+                    await _contacts(client, key, 2, "after")
+                    await receiver.wait_for(12, timeout=20)
+                    expected = await _event_ids(client, key)
+            finally:
+                process.send_signal(signal.SIGINT)
+                try:
+                    code = await asyncio.to_thread(process.wait, 20)
+                finally:
+                    process.kill()  # a no-op once it has exited; else Popen's exit would hang
+                await proxy.cut()  # its listener, and the connections it still holds
+            assert code == 0
+            out = process.stdout.read().decode() if process.stdout else ""
     verifier = Webhook(secret)
     received = []
     for request in receiver.requests:

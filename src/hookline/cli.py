@@ -190,18 +190,21 @@ def cmd_serve(args: argparse.Namespace) -> int:
     host = args.host or settings.host
     port = args.port or settings.port
     workers = parse_workers(args.workers) if args.workers else settings.worker_count
-    listener = listen_socket(host, port)
-    label = database_label(settings)
-    path = settings.sqlite_path
-    missing = path is not None and not path.exists()
-    _note(f"database {label}" + (" (new: creating it)" if missing else ""))
-    if path is not None and missing and not path.resolve().parent.is_dir():
-        raise CliError(f"cannot create {label}: the folder {path.resolve().parent} does not exist")
-    if workers == 1:
-        configure_logging(settings.log_level)
-        return _serve_in_this_process(settings, listener)
-    configure_logging(settings.log_level, process_name="supervisor")
-    return _serve_in_processes(settings, listener, workers)
+    # Closed however serving ends: a server that never started (its lifespan failed, the
+    # folder below is missing) has not handed the socket to a loop that would close it.
+    with listen_socket(host, port) as listener:
+        label = database_label(settings)
+        path = settings.sqlite_path
+        missing = path is not None and not path.exists()
+        _note(f"database {label}" + (" (new: creating it)" if missing else ""))
+        if path is not None and missing and not path.resolve().parent.is_dir():
+            folder = path.resolve().parent
+            raise CliError(f"cannot create {label}: the folder {folder} does not exist")
+        if workers == 1:
+            configure_logging(settings.log_level)
+            return _serve_in_this_process(settings, listener)
+        configure_logging(settings.log_level, process_name="supervisor")
+        return _serve_in_processes(settings, listener, workers)
 
 
 def _serve_in_this_process(

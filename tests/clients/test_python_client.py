@@ -3,6 +3,8 @@ contacts and webhooks created, listed and deleted through it, checked on the ser
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import httpx
 import pytest
 from hookline_client import AuthenticatedClient
@@ -24,8 +26,10 @@ from tests.clients.conftest import Live
 
 
 @pytest.fixture
-def client(live: Live) -> AuthenticatedClient:
-    return AuthenticatedClient(base_url=live.base_url, token=live.account.key)
+def client(live: Live) -> Iterator[AuthenticatedClient]:
+    # Entered, so that its httpx client's pooled connections are closed after the test.
+    with AuthenticatedClient(base_url=live.base_url, token=live.account.key) as client:
+        yield client
 
 
 def test_contacts_are_created_listed_and_deleted_through_the_python_client(

@@ -69,14 +69,15 @@ class WorkerPool:
     def start_one(self) -> None:
         self.started += 1
         path = self.log_dir / f"worker-{self.started}.log"
-        log = path.open("wb")
-        process = subprocess.Popen(
-            [sys.executable, "-m", "hookline", "worker"],
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        # The worker writes through its own copy of the descriptor; ours closes at once.
+        with path.open("wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "hookline", "worker"],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self.processes.append(process)
         self.logs[process.pid] = path
 
