@@ -755,6 +755,8 @@ async def test_outcomes_finishing_a_light_loads_gap_apart_are_stored_together(
     behind on the one writer. Two outcomes 20 ms apart, with 1 send of 64 slots in flight when
     the first finishes, are one batch there (a 5 ms linger stored them one by one). On
     PostgreSQL, with no shared writer, the longer linger slowed drains: 5 ms, two batches."""
+    # Half a second, not 50 ms: a loaded host's stall between the two must not split the batch.
+    monkeypatch.setattr(worker_module, "RECORD_LINGER_LIGHT_SECONDS", 0.5)
     recordings = _Recordings(monkeypatch)
     await _sent_and_recorded(env, [Reply(), Reply(delay=0.02)])
     assert recordings.batches == ([2] if env.db.is_sqlite else [1, 1])
@@ -767,6 +769,7 @@ async def test_outcomes_under_load_are_stored_without_the_light_loads_linger(
     wait the light load's linger: in a drain a batch fills in milliseconds anyway, and a longer
     wait made the batches larger and the drain slower. The same two outcomes 20 ms apart are
     two batches (a 50 ms linger at every load stored them as one)."""
+    monkeypatch.setattr(worker_module, "RECORD_LINGER_LIGHT_SECONDS", 0.5)  # would join them
     recordings = _Recordings(monkeypatch)
     await _sent_and_recorded(env, [Reply(), Reply(delay=0.02)], delivery_concurrency=4)
     assert recordings.batches == [1, 1]

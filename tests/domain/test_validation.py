@@ -201,7 +201,27 @@ def test_the_tables_in_use_are_what_this_python_and_phonenumbers_compute() -> No
     assert validation._possible_lengths() == validation._read_possible_lengths()
 
 
+# Imports validation in a fresh process and reports what it computed: the Unicode categories
+# it looked up, and the countries whose phone metadata it loaded.
+_WHAT_IMPORT_COMPUTES = """
+import json, sys, unicodedata
+looked_up = 0
+category = unicodedata.category
+def counting(char):
+    global looked_up
+    looked_up += 1
+    return category(char)
+unicodedata.category = counting
+import hookline.domain.validation
+regions = [m for m in sys.modules if m.startswith("phonenumbers.data.region_")]
+print(json.dumps({"categories": looked_up, "regions": len(regions)}))
+"""
+
+
 def test_the_stored_tables_are_used_on_the_versions_they_were_computed_from() -> None:
+    import json
+    import subprocess
+    import sys
     import unicodedata
 
     from hookline.domain import _tables
@@ -211,3 +231,15 @@ def test_the_stored_tables_are_used_on_the_versions_they_were_computed_from() ->
         assert validation._possible_lengths() == {
             code: list(found) for code, found in _tables.PHONE_LENGTHS.items()
         }
+    done = subprocess.run(
+        [sys.executable, "-c", _WHAT_IMPORT_COMPUTES], capture_output=True, text=True, check=True
+    )
+    computed = json.loads(done.stdout)
+    if validation._STORED_UNICODE:
+        assert computed["categories"] == 0, "scanned Unicode although its table is stored"
+    else:
+        assert computed["categories"] > 100_000
+    if phonenumbers.__version__ == _tables.PHONENUMBERS_VERSION:
+        assert computed["regions"] == 0, "loaded every country's metadata despite the table"
+    else:
+        assert computed["regions"] > 100
