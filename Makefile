@@ -7,12 +7,15 @@ STAMP  := $(VENV)/.installed
 HOOKLINE_HOST ?= 127.0.0.1
 HOOKLINE_PORT ?= 8000
 
-.PHONY: run test install system-deps lint typecheck check pytest screenshots fuzz bench clean clients
+.PHONY: run test install system-deps lint typecheck check pytest screenshots fuzz bench clean clients lock
 
-$(STAMP): pyproject.toml
+# Python packages at the versions in constraints.txt (the lock; `make lock` regenerates it).
+PIP_INSTALL := $(BIN)/python -m pip install -q -c constraints.txt
+
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(PIP_INSTALL) -e '.[test]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -77,8 +80,19 @@ fuzz: $(STAMP)
 ## Benchmarks; writes docs/benchmarks.md.
 bench: $(STAMP)
 	bash scripts/install-system-deps.sh
-	$(BIN)/python -m pip install -q -e '.[bench]'
+	$(PIP_INSTALL) -e '.[bench]'
 	$(BIN)/python -m bench
+
+## Resolve pyproject.toml's ranges afresh (newest releases) into constraints.txt; then make test.
+LOCK_VENV := $(CURDIR)/.lock-venv
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install -q --upgrade pip
+	$(LOCK_VENV)/bin/python -m pip install -q -e '.[test,bench]'
+	{ sed -n '/^#/p' constraints.txt; $(LOCK_VENV)/bin/python -m pip freeze --exclude-editable; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
+	rm -rf $(LOCK_VENV)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
