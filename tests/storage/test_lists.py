@@ -14,6 +14,7 @@ from hookline.storage.lists import in_list, not_in_list
 from hookline.storage.models import accounts, contacts, metadata
 from hookline.storage.statements import Query
 from tests.conftest import Account
+from tests.support.contacts import bare_contact
 
 _MATCHING = Query(
     select(contacts.c.id).where(in_list(contacts.c.id, "ids")).order_by(contacts.c.id)
@@ -30,22 +31,7 @@ _AWKWARD = ['ct_"quoted"', "ct_it's", "ct_back\\slash", "ct_a,b", "ct_{x}", "ct_
 
 async def _insert_contacts(db: Database, account: Account, contact_ids: list[str]) -> None:
     now = datetime.now(UTC)
-    rows: list[dict[str, object]] = [
-        {
-            "id": contact_id,
-            "account_id": account.id,
-            "first_name": "Ada",
-            "last_name": None,
-            "phone_number": "+15551234567",
-            "email": None,
-            "company": None,
-            "tags": [],
-            "notes": None,
-            "created_at": now,
-            "updated_at": now,
-        }
-        for contact_id in contact_ids
-    ]
+    rows = [bare_contact(account.id, contact_id, now) for contact_id in contact_ids]
     async with db.begin() as conn:
         await conn.execute_many(Query(contacts.insert()), rows)
 

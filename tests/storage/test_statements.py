@@ -22,6 +22,7 @@ from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import accounts, contacts, events
 from hookline.storage.statements import JointInsert, JointRows, Query
 from tests.conftest import Account, make_settings
+from tests.support.contacts import bare_contact
 from tests.support.postgres import PostgresServer
 
 _BY_ID = Query(
@@ -57,19 +58,7 @@ def _account(account_id: str) -> dict[str, object]:
 
 
 def _row(account_id: str, when: datetime) -> dict[str, object]:
-    return {
-        "id": ids.contact_id(),
-        "account_id": account_id,
-        "first_name": "Ada",
-        "last_name": None,
-        "phone_number": "+15551234567",
-        "email": None,
-        "company": None,
-        "tags": ["vip", "math"],
-        "notes": None,
-        "created_at": when,
-        "updated_at": when,
-    }
+    return {**bare_contact(account_id, ids.contact_id(), when), "tags": ["vip", "math"]}
 
 
 async def test_a_compiled_read_decodes_the_same_in_and_outside_a_transaction(
