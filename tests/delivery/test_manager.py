@@ -19,12 +19,14 @@ from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, ConnectFailed, Decision
 from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_body
 from hookline.domain import deliveries as deliveries_domain
+from hookline.storage.connector import PostgresConnection
 from hookline.storage.db import fetch_all
 from hookline.storage.models import attempt_rollups, deliveries, events, webhooks, workers
 from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env, ago
+from tests.support.waiting import eventually
 
 URL = "http://127.0.0.1:9/hook"
 DAY = timedelta(days=1)
@@ -765,3 +767,125 @@ async def test_a_dispatch_on_postgres_holds_the_stream_lock_from_its_insert(pg_e
         assert (await other.execute(try_lock)).scalar_one()
     [row] = await pg_env.deliveries()
     assert row.webhook_id == hook
+
+
+def count_statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The SQL of every statement PostgreSQL connections run from now on (BEGIN and COMMIT are
+    the transaction's, not counted)."""
+    ran: list[str] = []
+    execute, execute_many = PostgresConnection._execute, PostgresConnection.execute_many
+
+    async def counted(self: PostgresConnection, statement: Any, params: Any) -> Any:
+        ran.append(str(statement))
+        return await execute(self, statement, params)
+
+    async def counted_many(self: PostgresConnection, statement: Any, rows: Any) -> None:
+        ran.append(str(statement))
+        await execute_many(self, statement, rows)
+
+    monkeypatch.setattr(PostgresConnection, "_execute", counted)
+    monkeypatch.setattr(PostgresConnection, "execute_many", counted_many)
+    return ran
+
+
+async def test_a_dispatch_round_on_postgres_is_three_statements(
+    pg_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The events with their webhooks and the look, the INSERT, the numbering with the claim:
+    three round trips between BEGIN and COMMIT, where they were six (each a wait for a
+    PostgreSQL on a shared core, and a new event waits for about one and a half rounds)."""
+    account = await pg_env.account()
+    hook, _ = await pg_env.webhook(account, URL)
+    await pg_env.webhook(account, URL, ["call.started"])  # not subscribed
+    made = [await pg_env.event(account) for _ in range(2)]
+    ran = count_statements(monkeypatch)
+
+    dispatched, claims = await manager.dispatch_and_claim(pg_env.db, request(limit=1))
+
+    assert len(ran) == 3, ran
+    assert (dispatched.events, dispatched.deliveries) == (2, 2)
+    assert [(c.event_id, c.webhook_id) for c in claims] == [(made[0], hook)]
+    async with pg_env.db.read() as conn:
+        mine = select(events.c.id, events.c.dispatched, events.c.stream_seq).where(
+            events.c.account_id == account
+        )
+        rows = {row.id: row for row in (await conn.execute(mine)).all()}
+    assert all(rows[event].dispatched for event in made)
+    assert rows[made[1]].stream_seq == rows[made[0]].stream_seq + 1
+    [first, second] = await pg_env.deliveries(webhook_id=hook)
+    assert (first.event_id, first.leased_by) == (made[0], "w1")
+    assert (second.event_id, second.status, second.leased_by) == (made[1], "pending", None)
+
+
+async def test_a_dispatch_round_numbers_after_another_dispatch_commits(pg_env: Env) -> None:
+    """Two dispatchers at once: the second waits at its INSERT for the stream's lock, and its
+    numbering (in the statement that claims) reads the highest number after the first
+    committed, so no number is handed out twice and none is committed after a higher one. It
+    fails if the numbering were in the statement that takes the lock (a snapshot from before
+    the wait)."""
+    account = await pg_env.account()
+    await pg_env.webhook(account, URL)
+    first_events = [await pg_env.event(account) for _ in range(2)]
+    async with pg_env.db.begin() as conn:
+        found = await fetch_all(
+            conn, queries.DISPATCH_LOOK_ON_POSTGRES, {"limit": 10, "now": utcnow()}
+        )
+        pending = [row for row in found if row.kind == queries.DISPATCH_EVENT]
+        assert [row.id for row in pending] == first_events
+        [hook] = [row.id for row in found if row.kind == queries.DISPATCH_WEBHOOK]
+        rows = [manager.delivery_row(event, hook, utcnow()) for event in pending]
+        await queries.insert_deliveries_on_postgres(conn, rows)  # holds the stream's lock
+        later = [await pg_env.event(account) for _ in range(2)]
+        other = asyncio.create_task(manager.dispatch_and_claim(pg_env.db, request(worker="w2")))
+        waiting = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+
+        async def waits_for_the_lock() -> int:
+            async with pg_env.db.read() as reader:
+                return int((await reader.execute(waiting)).scalar_one())
+
+        await eventually(waits_for_the_lock, what="the other round waiting for the stream lock")
+        assert not other.done()
+        params = queries.claim_params(
+            worker="w1",
+            now=utcnow(),
+            until=utcnow() + DAY,
+            limit=10,
+            per_endpoint=10,
+            busy={},
+            saturated=[],
+            open_after=CIRCUIT_OPEN_AFTER,
+            probe_room=manager.PROBE_ROOM,
+        )
+        claimed = await queries.number_and_claim_on_postgres(conn, first_events, params)
+        assert [row.event_id for row in claimed] == first_events
+    dispatched, claims = await other
+    assert dispatched.events == 2 and [c.event_id for c in claims] == later
+    async with pg_env.db.read() as conn:
+        mine = select(events.c.id, events.c.stream_seq).where(events.c.account_id == account)
+        numbered = dict((await conn.execute(mine)).all())
+    seqs = [numbered[event] for event in first_events + later]
+    assert seqs == list(range(seqs[0], seqs[0] + 4))
+
+
+async def test_a_dispatch_round_claims_a_new_rate_limited_delivery_with_a_stale_memo(
+    env: Env,
+) -> None:
+    """A round's look cannot see the deliveries it inserts: a new delivery to a rate-limited
+    webhook is claimed in that round (with its start slot) all the same, however the last look
+    went, and a rate-limited webhook's older due work too."""
+    account = await env.account()
+    limited, _ = await env.webhook(account, URL)
+    async with env.db.begin() as conn:
+        await conn.execute(update(webhooks).where(webhooks.c.id == limited).values(rate_limit=100))
+    event = await env.event(account)
+    memo = ClaimMemo(rate_limited_due=False)
+
+    _, claims = await manager.dispatch_and_claim(env.db, replace(request(), memo=memo))
+
+    assert [(c.event_id, c.webhook_id) for c in claims] == [(event, limited)]
+    assert claims[0].not_before is not None
+    [row] = await env.deliveries(event_id=event)
+    await env.set_delivery(row.id, leased_by=None, leased_until=None)  # due again, not new
+    memo.rate_limited_due = False
+    _, again = await manager.dispatch_and_claim(env.db, replace(request(), memo=memo))
+    assert [c.delivery_id for c in again] == [row.id]

@@ -97,16 +97,23 @@ async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> Dispatc
     if not pending:
         return DispatchResult(0, 0)
     hooks = await _active_webhooks(conn, {row.account_id for row in pending})
-    bodies = await _bodies_for_filters(conn, pending, hooks)
-    rows = [
-        delivery_row(event, hook_id, now)
-        for event in pending
-        for hook_id in _targets(event, hooks, bodies)
-    ]
+    rows = await _fanned_out(conn, pending, hooks, now)
     # Written, and the events marked dispatched and numbered in commit order for the event
     # stream (see the statements' module).
     await queries.fan_out(conn, rows, [row.id for row in pending])
     return DispatchResult(len(pending), len(rows))
+
+
+async def _fanned_out(
+    conn: Connection, pending: Sequence[Any], hooks: Mapping[str, list[_Target]], now: datetime
+) -> list[dict[str, Any]]:
+    """The delivery rows of ``pending`` events for the active webhooks ``hooks`` (by account)."""
+    bodies = await _bodies_for_filters(conn, pending, hooks)
+    return [
+        delivery_row(event, hook_id, now)
+        for event in pending
+        for hook_id in _targets(event, hooks, bodies)
+    ]
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,7 +321,11 @@ async def _claim(conn: Connection, request: ClaimRequest) -> list[Claim]:
 async def _claim_unlimited(source: Database | Connection, req: ClaimRequest) -> list[Claim]:
     """The claim of webhooks without a rate limit: on PostgreSQL in ``source`` (the
     ``Database``: autocommit), on SQLite in the caller's transaction."""
-    params = queries.claim_params(
+    return [_claim_of(row) for row in await queries.claim_unlimited(source, _claim_params(req))]
+
+
+def _claim_params(req: ClaimRequest) -> dict[str, Any]:
+    return queries.claim_params(
         worker=req.worker_id,
         now=req.now,
         until=req.now + timedelta(seconds=req.lease_seconds),
@@ -325,7 +336,6 @@ async def _claim_unlimited(source: Database | Connection, req: ClaimRequest) -> 
         open_after=CIRCUIT_OPEN_AFTER,
         probe_room=PROBE_ROOM,
     )
-    return [_claim_of(row) for row in await queries.claim_unlimited(source, params)]
 
 
 # A webhook whose circuit is open (``retry.circuit_open``) is claimed one delivery at a time.
@@ -508,8 +518,55 @@ async def dispatch_and_claim(
     if not dispatch:
         return DispatchResult(0, 0), await claim_due(db, req)
     async with db.begin() as conn:
+        if not db.is_sqlite:
+            return await _dispatch_and_claim_on_postgres(conn, req, batch_size)
         dispatched = await _dispatch(conn, req.now, batch_size)
         return dispatched, await _claim(conn, req)
+
+
+async def _dispatch_and_claim_on_postgres(
+    conn: Connection, req: ClaimRequest, batch_size: int
+) -> tuple[DispatchResult, list[Claim]]:
+    """``_dispatch`` then ``_claim`` in three statements where they were six, each a round
+    trip to a PostgreSQL that shares its core (an event waited for the round in progress,
+    then its own: docs/benchmarks.md, 98): the events with their webhooks and the look for
+    rate-limited work (``DISPATCH_LOOK_ON_POSTGRES``); the deliveries' INSERT, which takes the
+    stream's lock; the events' numbering with the claim (``number_and_claim_on_postgres``).
+    The rate-limited claim runs between the last two, as in ``_claim``, only when the look
+    found due work or a new delivery is a rate-limited webhook's (the look cannot see the rows
+    this transaction inserts). Same rows, locks and order as ``_dispatch`` and ``_claim``."""
+    found = await fetch_all(
+        conn, queries.DISPATCH_LOOK_ON_POSTGRES, {"limit": batch_size, "now": req.now}
+    )
+    pending = [row for row in found if row.kind == queries.DISPATCH_EVENT]
+    hooks: dict[str, list[_Target]] = {}
+    limited_hooks: set[str] = set()
+    for row in found:
+        if row.kind == queries.DISPATCH_WEBHOOK:
+            hooks.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
+            if row.rate_limited:
+                limited_hooks.add(row.id)
+    rows = await _fanned_out(conn, pending, hooks, req.now) if pending else []
+    looked = any(row.kind == queries.DISPATCH_RATE_LIMITED_DUE for row in found)
+    req.memo.rate_limited_due = looked or any(row["webhook_id"] in limited_hooks for row in rows)
+    if pending:
+        await queries.insert_deliveries_on_postgres(conn, rows)
+    limited: list[Claim] = []
+    if req.memo.rate_limited_due and req.limit > 0:
+        limited = await _claim_rate_limited(conn, req)
+    rest = _after(req, limited)
+    event_ids = [event.id for event in pending]
+    dispatched = DispatchResult(len(pending), len(rows))
+    if rest.limit <= 0:
+        if event_ids:
+            await queries.number_events_on_postgres(conn, event_ids)
+        return dispatched, limited
+    params = _claim_params(rest)
+    if event_ids:
+        claimed = await queries.number_and_claim_on_postgres(conn, event_ids, params)
+    else:
+        claimed = await queries.claim_unlimited(conn, params)
+    return dispatched, limited + [_claim_of(row) for row in claimed]
 
 
 async def _load_claims(conn: Connection, delivery_ids: Sequence[str]) -> list[Claim]:

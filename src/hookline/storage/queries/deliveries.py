@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     ColumnElement,
     Integer,
     String,
@@ -82,15 +83,17 @@ _DELIVERY_COLUMNS = (
 
 # -- dispatch: events -> deliveries ----------------------------------------------------------
 
+# What the fan-out reads of an event.
+_PENDING_COLUMNS = (
+    events.c.id,
+    events.c.account_id,
+    events.c.type,
+    events.c.target_webhook_id,
+    events.c.about_webhook_id,
+    events.c.created_at,
+)
 UNDISPATCHED = Query(
-    select(
-        events.c.id,
-        events.c.account_id,
-        events.c.type,
-        events.c.target_webhook_id,
-        events.c.about_webhook_id,
-        events.c.created_at,
-    )
+    select(*_PENDING_COLUMNS)
     .where(IS_UNDISPATCHED)
     .order_by(events.c.id)
     .limit(bindparam("limit"))
@@ -175,14 +178,14 @@ _DISPATCHED_AS = Query(
 
 # PostgreSQL: the numbers follow the highest one in the same statement (one round trip, not
 # two); it runs after the lock's statement, so its snapshot sees every number committed before.
-_DISPATCHED_AS_ON_POSTGRES = Query(
-    text(
-        "UPDATE events SET dispatched = true, stream_seq = last.seq + numbered.n "
-        "FROM unnest(:a_id) WITH ORDINALITY AS numbered(id, n), "
-        "(SELECT coalesce(max(stream_seq), 0) AS seq FROM events) AS last "
-        "WHERE events.id = numbered.id"
-    ).bindparams(bindparam("a_id", type_=postgresql.ARRAY(String())))
+_NUMBERING_ON_POSTGRES = (
+    "UPDATE events SET dispatched = true, stream_seq = last.seq + numbered.n "
+    "FROM unnest(:a_id) WITH ORDINALITY AS numbered(id, n), "
+    "(SELECT coalesce(max(stream_seq), 0) AS seq FROM events) AS last "
+    "WHERE events.id = numbered.id"
 )
+_EVENT_IDS = bindparam("a_id", type_=postgresql.ARRAY(String()))
+_DISPATCHED_AS_ON_POSTGRES = Query(text(_NUMBERING_ON_POSTGRES).bindparams(_EVENT_IDS))
 
 
 # PostgreSQL: the fan-out's INSERT takes the stream's lock itself, so that a dispatch with
@@ -203,12 +206,8 @@ async def fan_out(
     ``event_ids`` dispatched and give them, in order, the next stream numbers, in ``conn``'s
     transaction."""
     if conn.dialect.name == "postgresql":
-        if rows:
-            params = as_arrays(rows, _DELIVERY_NAMES)
-            await conn.execute(_INSERT_DELIVERIES_LOCKING_STREAM, params)
-        else:
-            await fetch_all(conn, _STREAM_LOCK, {})
-        await conn.execute(_DISPATCHED_AS_ON_POSTGRES, {"a_id": list(event_ids)})
+        await insert_deliveries_on_postgres(conn, rows)
+        await number_events_on_postgres(conn, event_ids)
         return
     if rows:
         await conn.execute_many(INSERT_DELIVERY, list(rows))
@@ -216,6 +215,85 @@ async def fan_out(
     seqs = list(range(last + 1, last + 1 + len(event_ids)))
     numbered = zip(event_ids, seqs, strict=True)
     await conn.execute_many(_DISPATCHED_AS, [{"b_id": i, "b_seq": seq} for i, seq in numbered])
+
+
+async def insert_deliveries_on_postgres(
+    conn: Connection, rows: Sequence[Mapping[str, Any]]
+) -> None:
+    """A dispatch's first write on PostgreSQL: its delivery ``rows`` inserted, and the stream's
+    lock taken (by the INSERT, or by its own statement when there is no row to write); the
+    numbering (``number_events_on_postgres``, or the claim that numbers, ``claim_on_postgres``
+    with ``numbering``) must be a later statement of the transaction."""
+    if rows:
+        await conn.execute(_INSERT_DELIVERIES_LOCKING_STREAM, as_arrays(rows, _DELIVERY_NAMES))
+    else:
+        await fetch_all(conn, _STREAM_LOCK, {})
+
+
+async def number_events_on_postgres(conn: Connection, event_ids: Sequence[str]) -> None:
+    """Mark ``event_ids`` dispatched with the next stream numbers, in order (after
+    ``insert_deliveries_on_postgres``, in its transaction)."""
+    await conn.execute(_DISPATCHED_AS_ON_POSTGRES, {"a_id": list(event_ids)})
+
+
+# PostgreSQL: a dispatch round's first statement (``manager.dispatch_and_claim``), what were
+# three round trips of its eight (docs/benchmarks.md, 98): the undispatched events, oldest first,
+# locked SKIP LOCKED as ``UNDISPATCHED`` locks them; the active webhooks of their accounts, held
+# FOR KEY SHARE as ``ACTIVE_WEBHOOKS`` holds them (a concurrent DELETE waits for the dispatch,
+# then cascades its deliveries); and ``ANY_RATE_LIMITED_DUE``'s look (its predicates, and its
+# scalar subquery for the same reason), which the round's claim then skips when it found
+# nothing and no new delivery is a rate-limited webhook's. One result, a row per event (kind
+# 'e'), per webhook ('w', with whether it is rate limited) and for a rate-limited webhook with
+# due work ('r', at most one).
+DISPATCH_EVENT = "e"
+DISPATCH_WEBHOOK = "w"
+DISPATCH_RATE_LIMITED_DUE = "r"
+_DISPATCH_LOOK_ON_POSTGRES = """
+WITH pending AS MATERIALIZED (
+    SELECT id, account_id, type, target_webhook_id, about_webhook_id, created_at FROM events
+    WHERE dispatched = false
+    ORDER BY id
+    LIMIT :limit
+    FOR UPDATE SKIP LOCKED
+), hooks AS MATERIALIZED (
+    SELECT id, account_id, events, filter, rate_limit IS NOT NULL AS rate_limited FROM webhooks
+    WHERE account_id IN (SELECT pending.account_id FROM pending) AND is_active = true
+    FOR KEY SHARE
+), limited AS (
+    SELECT webhooks.id FROM webhooks
+    WHERE webhooks.rate_limit IS NOT NULL AND webhooks.is_active = true AND (
+        SELECT deliveries.id FROM deliveries
+        WHERE deliveries.webhook_id = webhooks.id AND deliveries.status = 'pending'
+            AND deliveries.next_attempt_at <= :now
+            AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
+        LIMIT 1
+    ) IS NOT NULL
+    LIMIT 1
+)
+SELECT 'e' AS kind, id, account_id, type, target_webhook_id, about_webhook_id,
+    created_at, NULL::jsonb AS events, NULL::text AS filter, NULL::boolean AS rate_limited
+FROM pending
+UNION ALL
+SELECT 'w', id, account_id, NULL, NULL, NULL, NULL, events, filter, rate_limited
+FROM hooks
+UNION ALL
+SELECT 'r', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
+FROM limited
+ORDER BY kind, id
+"""
+DISPATCH_LOOK_ON_POSTGRES = Query(
+    text(_DISPATCH_LOOK_ON_POSTGRES)
+    .bindparams(bindparam("limit", type_=Integer()), _NOW)
+    .columns(
+        literal_column("kind", String()),
+        *_PENDING_COLUMNS,
+        webhooks.c.events,
+        webhooks.c.filter,
+        literal_column("rate_limited", Boolean()),
+    )
+)
+"""A PostgreSQL dispatch round's events, their accounts' webhooks and its look for
+rate-limited work (parameters ``limit``, ``now``), in one statement of its transaction."""
 
 
 # -- claiming ---------------------------------------------------------------------------------
@@ -570,19 +648,42 @@ ORDER BY leased.next_attempt_at, leased.id
 """
 
 
-def claim_on_postgres(params: Params) -> Query:
+def claim_on_postgres(params: Params, *, numbering: bool = False) -> Query:
     """The PostgreSQL claim for ``params`` (``claim_params``): its text caps the rows of one
     webhook at ``per_endpoint``, a constant, so that the planner knows how few rows a webhook
     gives; one text per ``per_endpoint`` (a worker's setting), whatever the round's ``limit``,
-    so its plan is cached."""
-    return _claim_on_postgres(int(params["per_endpoint"]))
+    so its plan is cached. ``numbering``: the claim also marks the events ``a_id`` dispatched
+    with the next stream numbers (``number_and_claim_on_postgres``)."""
+    return _claim_on_postgres(int(params["per_endpoint"]), numbering)
+
+
+async def number_and_claim_on_postgres(
+    conn: Connection, event_ids: Sequence[str], params: Params
+) -> list[Any]:
+    """A dispatch round's last statement on PostgreSQL: its events numbered
+    (``number_events_on_postgres``) and the claim (``claim_unlimited``), one round trip where
+    they were two. After ``insert_deliveries_on_postgres``, in its transaction: the numbering
+    then reads the highest number after the stream's lock was taken (a statement's snapshot is
+    taken when it starts), and the claim sees the deliveries just inserted."""
+    numbered = {**params, "a_id": list(event_ids)}
+    return await fetch_all(conn, claim_on_postgres(params, numbering=True), numbered)
+
+
+# The numbering as a data-modifying CTE in front of the claim's: PostgreSQL runs it to the end
+# whether or not the query reads it, with the claim's snapshot; the claim reads the events'
+# type and data, which it does not change.
+_NUMBERING_CTE = f"\nWITH dispatched AS ({_NUMBERING_ON_POSTGRES}), "
 
 
 @functools.lru_cache(maxsize=16)
-def _claim_on_postgres(slots: int) -> Query:
+def _claim_on_postgres(slots: int, numbering: bool) -> Query:
+    claim = _CLAIM_ON_POSTGRES.format(slots=int(slots))
+    if numbering:
+        claim = _NUMBERING_CTE + claim.removeprefix("\nWITH ")
     return Query(
-        text(_CLAIM_ON_POSTGRES.format(slots=int(slots)))
+        text(claim)
         .bindparams(
+            *((_EVENT_IDS,) if numbering else ()),
             bindparam("busy_hooks", type_=StringList()),
             bindparam("busy_counts", type_=postgresql.ARRAY(Integer())),
             bindparam("saturated", type_=StringList()),
