@@ -163,9 +163,14 @@ _STREAM_LOCK_KEY = 7264711845227365
 _STREAM_LOCK = Query(
     select(func.pg_advisory_xact_lock(literal_column(str(_STREAM_LOCK_KEY))).label("locked"))
 )
-# Marked dispatched and numbered in one UPDATE (both backends): each is a new version of the
-# (wide) event row with every index of ``events`` written again, so two UPDATEs were twice the
-# work.
+_LAST_STREAM_SEQ = Query(select(func.coalesce(func.max(events.c.stream_seq), 0).label("last")))
+# Marked dispatched and numbered in one UPDATE: each is a new version of the (wide) event row
+# with every index of ``events`` written again, so two UPDATEs were twice the work.
+_DISPATCHED_AS = Query(
+    update(events)
+    .where(events.c.id == bindparam("b_id"))
+    .values(dispatched=True, stream_seq=bindparam("b_seq", type_=events.c.stream_seq.type))
+)
 
 
 # PostgreSQL: the numbers follow the highest one in the same statement (one round trip, not
@@ -177,21 +182,6 @@ _DISPATCHED_AS_ON_POSTGRES = Query(
         "(SELECT coalesce(max(stream_seq), 0) AS seq FROM events) AS last "
         "WHERE events.id = numbered.id"
     ).bindparams(bindparam("a_id", type_=postgresql.ARRAY(String())))
-)
-
-
-# SQLite: the same in one statement, the ids as a JSON list (``json_each``: ``key`` is each
-# id's place in it, from 0), not a read of the highest number and then an UPDATE per event
-# (bench/commentary.md 96). The highest number is an aggregate subquery in FROM, computed
-# once before any row is updated (SQLite materializes it), so a batch's numbers run on from
-# it without a gap; SQLite's single writer serializes dispatches.
-_DISPATCHED_AS_ON_SQLITE = Query(
-    text(
-        "UPDATE events SET dispatched = 1, stream_seq = last.seq + numbered.key + 1 "
-        "FROM json_each(:ids) AS numbered, "
-        "(SELECT coalesce(max(stream_seq), 0) AS seq FROM events) AS last "
-        "WHERE events.id = numbered.value"
-    ).bindparams(bindparam("ids", type_=StringList()))
 )
 
 
@@ -222,7 +212,10 @@ async def fan_out(
         return
     if rows:
         await conn.execute_many(INSERT_DELIVERY, list(rows))
-    await conn.execute(_DISPATCHED_AS_ON_SQLITE, {"ids": list(event_ids)})
+    last = int((await fetch_all(conn, _LAST_STREAM_SEQ, {}))[0].last)
+    seqs = list(range(last + 1, last + 1 + len(event_ids)))
+    numbered = zip(event_ids, seqs, strict=True)
+    await conn.execute_many(_DISPATCHED_AS, [{"b_id": i, "b_seq": seq} for i, seq in numbered])
 
 
 # -- claiming ---------------------------------------------------------------------------------
