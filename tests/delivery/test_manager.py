@@ -718,6 +718,26 @@ async def test_dispatch_numbers_a_batch_for_the_stream_in_event_order(env: Env) 
     assert sorted(numbered.values()) == list(range(first[0], first[0] + 4))
 
 
+async def test_fan_out_numbers_the_events_in_the_order_given_after_the_highest(env: Env) -> None:
+    """``fan_out`` gives its event ids the next stream numbers in the order of its list (not
+    the ids' order), one apart, after the highest number already given, and marks them
+    dispatched; the events left out keep no number."""
+    account = await env.account()
+    earlier = await env.event(account, dispatched=True)
+    made = [await env.event(account) for _ in range(4)]
+    async with env.db.begin() as conn:
+        await conn.execute(update(events).where(events.c.id == earlier).values(stream_seq=41))
+        await queries.fan_out(conn, [], [made[2], made[0], made[3]])
+    async with env.db.read() as conn:
+        mine = select(events.c.id, events.c.stream_seq, events.c.dispatched)
+        rows = {row.id: row for row in (await conn.execute(mine)).all()}
+    last = max(row.stream_seq for row in rows.values() if row.id not in made)
+    assert last >= 41
+    assert [rows[made[i]].stream_seq for i in (2, 0, 3)] == [last + 1, last + 2, last + 3]
+    assert all(rows[made[i]].dispatched for i in (2, 0, 3))
+    assert rows[made[1]].stream_seq is None and not rows[made[1]].dispatched
+
+
 async def test_rate_limited_work_found_beside_a_claim_is_taken_with_the_slots_left(
     env: Env,
 ) -> None:
