@@ -747,18 +747,23 @@ async def test_a_full_batch_of_outcomes_is_stored_at_once(
     assert recordings.batches == [4]
 
 
+# Between the two outcomes of the linger tests: far over the 5 ms linger, well under the light one.
+_GAP = 0.2
+
+
 async def test_outcomes_finishing_a_light_loads_gap_apart_are_stored_together(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """At a light load (a delivery every few milliseconds) the SQLite recorder still batches:
     each batch is a write transaction that the next event's commit and dispatch round wait
-    behind on the one writer. Two outcomes 20 ms apart, with 1 send of 64 slots in flight when
+    behind on the one writer. Two outcomes 200 ms apart, with 1 send of 64 slots in flight when
     the first finishes, are one batch there (a 5 ms linger stored them one by one). On
     PostgreSQL, with no shared writer, the longer linger slowed drains: 5 ms, two batches."""
-    # Half a second, not 50 ms: a loaded host's stall between the two must not split the batch.
-    monkeypatch.setattr(worker_module, "RECORD_LINGER_LIGHT_SECONDS", 0.5)
+    # The gap 0.2 s and the light linger 0.6 s, not 20 and 50 ms: a loaded host's stall must
+    # neither split the SQLite batch nor join PostgreSQL's two (it once did, at 20 ms).
+    monkeypatch.setattr(worker_module, "RECORD_LINGER_LIGHT_SECONDS", 0.6)
     recordings = _Recordings(monkeypatch)
-    await _sent_and_recorded(env, [Reply(), Reply(delay=0.02)])
+    await _sent_and_recorded(env, [Reply(), Reply(delay=_GAP)])
     assert recordings.batches == ([2] if env.db.is_sqlite else [1, 1])
 
 
@@ -767,11 +772,11 @@ async def test_outcomes_under_load_are_stored_without_the_light_loads_linger(
 ) -> None:
     """With a quarter of the send slots or more in flight (here 1 of 4) the recorder does not
     wait the light load's linger: in a drain a batch fills in milliseconds anyway, and a longer
-    wait made the batches larger and the drain slower. The same two outcomes 20 ms apart are
-    two batches (a 50 ms linger at every load stored them as one)."""
-    monkeypatch.setattr(worker_module, "RECORD_LINGER_LIGHT_SECONDS", 0.5)  # would join them
+    wait made the batches larger and the drain slower. The same two outcomes 200 ms apart are
+    two batches (the light linger at every load would store them as one)."""
+    monkeypatch.setattr(worker_module, "RECORD_LINGER_LIGHT_SECONDS", 0.6)  # would join them
     recordings = _Recordings(monkeypatch)
-    await _sent_and_recorded(env, [Reply(), Reply(delay=0.02)], delivery_concurrency=4)
+    await _sent_and_recorded(env, [Reply(), Reply(delay=_GAP)], delivery_concurrency=4)
     assert recordings.batches == [1, 1]
 
 
