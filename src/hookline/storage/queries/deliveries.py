@@ -28,9 +28,10 @@ from typing import Any
 import orjson
 from sqlalchemy import (
     BigInteger,
-    Boolean,
     ColumnElement,
+    CompoundSelect,
     Integer,
+    Select,
     String,
     Text,
     TypeDecorator,
@@ -92,25 +93,34 @@ _PENDING_COLUMNS = (
     events.c.about_webhook_id,
     events.c.created_at,
 )
-UNDISPATCHED = Query(
-    select(*_PENDING_COLUMNS)
-    .where(IS_UNDISPATCHED)
-    .order_by(events.c.id)
-    .limit(bindparam("limit"))
-    # Several workers dispatch concurrently: each takes a disjoint batch.
-    .with_for_update(skip_locked=True)
-)
-ACTIVE_WEBHOOKS = Query(
-    select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.filter)
-    .where(
-        in_list(webhooks.c.account_id, "accounts"),
-        webhooks.c.is_active == true(),
+
+
+def _undispatched() -> Select[Any]:
+    return (
+        select(*_PENDING_COLUMNS)
+        .where(IS_UNDISPATCHED)
+        .order_by(events.c.id)
+        .limit(bindparam("limit", type_=Integer()))
+        # Several workers dispatch concurrently: each takes a disjoint batch.
+        .with_for_update(skip_locked=True)
     )
-    .order_by(webhooks.c.id)
-    # FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then cascades
-    # its new deliveries) instead of failing our INSERT on the foreign key.
-    .with_for_update(read=True, key_share=True)
-)
+
+
+UNDISPATCHED = Query(_undispatched())
+
+
+def _active_webhooks(of_accounts: ColumnElement[bool]) -> Select[Any]:
+    return (
+        select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.filter)
+        .where(of_accounts, webhooks.c.is_active == true())
+        .order_by(webhooks.c.id)
+        # FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then
+        # cascades its new deliveries) instead of failing our INSERT on the foreign key.
+        .with_for_update(read=True, key_share=True)
+    )
+
+
+ACTIVE_WEBHOOKS = Query(_active_webhooks(in_list(webhooks.c.account_id, "accounts")))
 EVENT_BODIES = Query(
     select(
         events.c.id, events.c.type, events.c.created_at, events.c.data, events.c.previous_attributes
@@ -236,64 +246,14 @@ async def number_events_on_postgres(conn: Connection, event_ids: Sequence[str]) 
     await conn.execute(_DISPATCHED_AS_ON_POSTGRES, {"a_id": list(event_ids)})
 
 
-# PostgreSQL: a dispatch round's first statement (``manager.dispatch_and_claim``), what were
-# three round trips of its eight (docs/benchmarks.md, 98): the undispatched events, oldest first,
-# locked SKIP LOCKED as ``UNDISPATCHED`` locks them; the active webhooks of their accounts, held
-# FOR KEY SHARE as ``ACTIVE_WEBHOOKS`` holds them (a concurrent DELETE waits for the dispatch,
-# then cascades its deliveries); and ``ANY_RATE_LIMITED_DUE``'s look (its predicates, and its
-# scalar subquery for the same reason), which the round's claim then skips when it found
-# nothing and no new delivery is a rate-limited webhook's. One result, a row per event (kind
-# 'e'), per webhook ('w', with whether it is rate limited) and for a rate-limited webhook with
-# due work ('r', at most one).
+# PostgreSQL: a dispatch round's first statement (``DISPATCH_LOOK_ON_POSTGRES``, built below
+# from the same selects), what were three round trips of its eight (docs/benchmarks.md, 98):
+# ``UNDISPATCHED``, ``ACTIVE_WEBHOOKS`` of the accounts it found, and ``ANY_RATE_LIMITED_DUE``,
+# which the round's claim then skips when it found nothing and no new delivery is a
+# rate-limited webhook's. The kinds of its rows:
 DISPATCH_EVENT = "e"
 DISPATCH_WEBHOOK = "w"
 DISPATCH_RATE_LIMITED_DUE = "r"
-_DISPATCH_LOOK_ON_POSTGRES = """
-WITH pending AS MATERIALIZED (
-    SELECT id, account_id, type, target_webhook_id, about_webhook_id, created_at FROM events
-    WHERE dispatched = false
-    ORDER BY id
-    LIMIT :limit
-    FOR UPDATE SKIP LOCKED
-), hooks AS MATERIALIZED (
-    SELECT id, account_id, events, filter, rate_limit IS NOT NULL AS rate_limited FROM webhooks
-    WHERE account_id IN (SELECT pending.account_id FROM pending) AND is_active = true
-    FOR KEY SHARE
-), limited AS (
-    SELECT webhooks.id FROM webhooks
-    WHERE webhooks.rate_limit IS NOT NULL AND webhooks.is_active = true AND (
-        SELECT deliveries.id FROM deliveries
-        WHERE deliveries.webhook_id = webhooks.id AND deliveries.status = 'pending'
-            AND deliveries.next_attempt_at <= :now
-            AND (deliveries.leased_until IS NULL OR deliveries.leased_until < :now)
-        LIMIT 1
-    ) IS NOT NULL
-    LIMIT 1
-)
-SELECT 'e' AS kind, id, account_id, type, target_webhook_id, about_webhook_id,
-    created_at, NULL::jsonb AS events, NULL::text AS filter, NULL::boolean AS rate_limited
-FROM pending
-UNION ALL
-SELECT 'w', id, account_id, NULL, NULL, NULL, NULL, events, filter, rate_limited
-FROM hooks
-UNION ALL
-SELECT 'r', id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
-FROM limited
-ORDER BY kind, id
-"""
-DISPATCH_LOOK_ON_POSTGRES = Query(
-    text(_DISPATCH_LOOK_ON_POSTGRES)
-    .bindparams(bindparam("limit", type_=Integer()), _NOW)
-    .columns(
-        literal_column("kind", String()),
-        *_PENDING_COLUMNS,
-        webhooks.c.events,
-        webhooks.c.filter,
-        literal_column("rate_limited", Boolean()),
-    )
-)
-"""A PostgreSQL dispatch round's events, their accounts' webhooks and its look for
-rate-limited work (parameters ``limit``, ``now``), in one statement of its transaction."""
 
 
 # -- claiming ---------------------------------------------------------------------------------
@@ -741,6 +701,61 @@ RATE_LIMITED_WAITING = Query(_rate_limited_with_due_work(lock=False))
 # PostgreSQL each: the planner reads the due index's end for ``next_attempt_at <= now``). With
 # the constant both plans cost the same and the look runs its cached plan from the sixth call.
 ANY_RATE_LIMITED_DUE = Query(_rate_limited_with_due_work(lock=False).limit(_ONE))
+
+
+def _dispatch_look_on_postgres() -> CompoundSelect[Any]:
+    """``DISPATCH_LOOK_ON_POSTGRES``: ``UNDISPATCHED``, ``ACTIVE_WEBHOOKS`` of the accounts it
+    found and ``ANY_RATE_LIMITED_DUE``, the same selects with their locks, as CTEs of one
+    statement (the first two MATERIALIZED, so each runs once and locks what it read)."""
+    pending = _undispatched().cte("pending").prefix_with("MATERIALIZED")
+    hooks = (
+        _active_webhooks(webhooks.c.account_id.in_(select(pending.c.account_id)))
+        .add_columns(webhooks.c.rate_limit.is_not(None).label("rate_limited"))
+        .cte("hooks")
+        .prefix_with("MATERIALIZED")
+    )
+    limited = _rate_limited_with_due_work(lock=False).limit(_ONE).cte("limited")
+    return union_all(
+        select(
+            _kind(DISPATCH_EVENT).label("kind"),
+            *pending.c,
+            *_nulls_of(webhooks.c.events, webhooks.c.filter, hooks.c.rate_limited),
+        ),
+        select(
+            _kind(DISPATCH_WEBHOOK),
+            hooks.c.id,
+            hooks.c.account_id,
+            *_nulls_of(*_PENDING_COLUMNS[2:]),
+            hooks.c.events,
+            hooks.c.filter,
+            hooks.c.rate_limited,
+        ),
+        select(
+            _kind(DISPATCH_RATE_LIMITED_DUE),
+            limited.c.id,
+            *_nulls_of(*_PENDING_COLUMNS[1:], webhooks.c.events, webhooks.c.filter),
+            *_nulls_of(hooks.c.rate_limited),
+        ),
+    ).order_by(literal_column("kind"), literal_column("id"))
+
+
+def _kind(kind: str) -> ColumnElement[str]:
+    # A constant of the statement's text, not a parameter: the round passes only its own.
+    return literal_column(f"'{kind}'", String())
+
+
+def _nulls_of(*columns: ColumnElement[Any]) -> list[ColumnElement[Any]]:
+    """NULLs typed and named as ``columns``, for the rows of a UNION that have no such
+    column (the first select's names are the result's)."""
+    return [cast(null(), column.type).label(column.name) for column in columns]
+
+
+DISPATCH_LOOK_ON_POSTGRES = Query(_dispatch_look_on_postgres())
+"""A PostgreSQL dispatch round's events, their accounts' webhooks and its look for
+rate-limited work (parameters ``limit``, ``now``), in one statement of its transaction: one
+row per event (kind ``DISPATCH_EVENT``), per webhook (``DISPATCH_WEBHOOK``, with whether it
+is rate limited) and for a rate-limited webhook with due work (``DISPATCH_RATE_LIMITED_DUE``,
+at most one)."""
 RATE_LIMITED_DUE_ROWS = Query(
     select(dlv.c.id)
     .where(
