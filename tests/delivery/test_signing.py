@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import time
 from datetime import UTC, datetime, timedelta
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from standardwebhooks import Webhook, WebhookVerificationError
 
@@ -16,6 +19,7 @@ from hookline import __version__
 from hookline.delivery.signing import (
     build_headers,
     event_body,
+    hmac_sha256,
     live_secrets,
     secret_key_bytes,
     sign,
@@ -39,6 +43,20 @@ def test_secret_prefix_and_padding_are_optional() -> None:
     assert secret_key_bytes(SPEC_SECRET.removeprefix("whsec_")) == raw
     with pytest.raises(ValueError):
         secret_key_bytes("whsec_")
+
+
+@given(key=st.binary(min_size=1, max_size=200), message=st.binary(max_size=2000))
+@example(key=b"k" * 64, message=b"m").via("the block's length")
+@example(key=bytes(range(65)), message=b"m").via("a key hashed first")
+def test_the_cached_hmac_states_give_hmacs_own_digest(key: bytes, message: bytes) -> None:
+    # Keys shorter than, as long as and longer than SHA-256's 64-byte block (hashed first),
+    # each signed twice: a second signature must not see the first one's message (the cached
+    # states are copied, never updated).
+    secret = "whsec_" + base64.b64encode(key).decode()
+    expected = hmac.digest(key, message, hashlib.sha256)
+    assert hmac_sha256(secret, message) == expected
+    assert hmac_sha256(secret, message) == expected
+    assert hmac_sha256(secret, b"other") == hmac.digest(key, b"other", hashlib.sha256)
 
 
 @given(
