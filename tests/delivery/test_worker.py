@@ -10,6 +10,7 @@ from typing import Any
 
 import orjson
 import pytest
+from prometheus_client import REGISTRY
 from sqlalchemy import delete, update
 from standardwebhooks import Webhook
 
@@ -116,6 +117,37 @@ async def test_gives_up_after_the_last_attempt(env: Env) -> None:
         assert len(receiver.requests) == 3
     assert (row.attempts, row.last_status_code, row.next_attempt_at) == (3, 503, None)
     assert [a.response_body for a in await env.attempts(row.id)] == ["down"] * 3
+
+
+def _final_outcomes() -> tuple[float, ...]:
+    return tuple(
+        REGISTRY.get_sample_value("hookline_deliveries_total", {"outcome": outcome}) or 0.0
+        for outcome in ("succeeded", "failed", "pending")
+    )
+
+
+async def test_the_deliveries_metric_counts_each_final_state_once(env: Env) -> None:
+    # Counted per batch by outcome: an attempt followed by a retry is no final state, and a
+    # delivery that succeeded or failed for good counts once, under its own outcome.
+    before = _final_outcomes()
+    account = await env.account()
+    async with Receiver() as healthy, Receiver() as failing:
+        healthy.script([500])
+        failing.respond(503)
+        await env.webhook(account, healthy.url)
+        await env.webhook(account, failing.url)
+        worker = await env.worker(**FAST_RETRIES)
+        for _ in range(2):
+            await env.event(account)
+
+        async def final() -> list[str]:
+            return sorted(row.status for row in await env.deliveries())
+
+        await eventually(final, lambda s: s == ["failed"] * 2 + ["succeeded"] * 2)
+        await worker.stop()  # the recorder's last batch is counted before it returns
+        assert (len(healthy.requests), len(failing.requests)) == (3, 6)
+    counted = tuple(a - b for a, b in zip(_final_outcomes(), before, strict=True))
+    assert counted == (2, 2, 0)
 
 
 async def test_410_disables_the_webhook(env: Env) -> None:

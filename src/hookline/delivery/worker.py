@@ -646,10 +646,11 @@ class Worker:
                 self._results_ready.set()
             return False
         self._record_failures.succeeded()
-        for record in batch:
-            self._held.discard(record.delivery_id)
-            if record.decision.status != "pending":  # a final state
-                metrics.DELIVERIES.labels(outcome=record.decision.status).inc()
+        self._held.difference_update(record.delivery_id for record in batch)
+        # Counted once per outcome and batch: a child's look-up by label was ~7 µs a delivery.
+        finals = Counter(r.decision.status for r in batch if r.decision.status != "pending")
+        for outcome, count in finals.items():
+            metrics.DELIVERIES.labels(outcome=outcome).inc(count)
         for webhook_id in summary.disabled_webhooks:
             log.warning("webhook %s disabled", webhook_id)
         if summary.disabled_webhooks:
