@@ -48,10 +48,10 @@ def test_secret_prefix_and_padding_are_optional() -> None:
 @given(key=st.binary(min_size=1, max_size=200), message=st.binary(max_size=2000))
 @example(key=b"k" * 64, message=b"m").via("the block's length")
 @example(key=bytes(range(65)), message=b"m").via("a key hashed first")
-def test_the_cached_hmac_states_give_hmacs_own_digest(key: bytes, message: bytes) -> None:
+def test_the_keyed_hmac_copy_gives_hmacs_own_digest(key: bytes, message: bytes) -> None:
     # Keys shorter than, as long as and longer than SHA-256's 64-byte block (hashed first),
     # each signed twice: a second signature must not see the first one's message (the cached
-    # states are copied, never updated).
+    # keyed object is copied, never fed).
     secret = "whsec_" + base64.b64encode(key).decode()
     expected = hmac.digest(key, message, hashlib.sha256)
     assert hmac_sha256(secret, message) == expected
