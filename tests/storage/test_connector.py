@@ -12,8 +12,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from hookline.domain import contacts as contacts_domain
 from hookline.domain import keys as keys_domain
@@ -399,5 +400,40 @@ async def test_concurrent_key_look_ups_share_a_statement_each_reading_its_own_ke
         expected = [a.id if a in live else None for a in asked]
         assert [context and context.account_id for context in found] == expected
         assert sum(sent) == len(asked) and len(sent) <= 2  # 40 callers queued together
+    finally:
+        await database.dispose()
+
+
+_CLIENT_BACKENDS = text(
+    "SELECT count(*) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND backend_type = 'client backend'"
+)
+
+
+async def test_prepare_opens_the_connections_side_by_side_and_parses_on_each(
+    pg_server: PostgresServer,
+) -> None:
+    """``prepare`` opens as many pooled connections as asked (the idle one first), has each
+    parse the statements (a statement PostgreSQL cannot parse fails it), and leaves them idle
+    in the pool for the work to come."""
+    database = Database(make_settings(pg_server.create_database()))
+    connector = database.connector
+    assert isinstance(connector, PostgresConnector)
+    try:
+        async with database.read() as conn:  # one connection open, idle after the block
+            assert await conn.scalar(_CLIENT_BACKENDS) == 1
+        await database.prepare([text("SELECT 1"), text("SELECT now()")], connections=3)
+        async with database.read() as conn:  # one of the three: none opened for it
+            assert await conn.scalar(_CLIENT_BACKENDS) == 3
+        with pytest.raises(asyncpg.PostgresSyntaxError):
+            await database.prepare([text("SELEC 1")], connections=1)
+    finally:
+        await database.dispose()
+
+
+async def test_prepare_on_sqlite_does_nothing(tmp_path: Path) -> None:
+    database = Database(make_settings(f"sqlite:///{tmp_path / 'prepare.db'}"))
+    try:
+        await database.prepare([text("SELEC 1")], connections=3)  # not even parsed
     finally:
         await database.dispose()

@@ -312,6 +312,11 @@ class Connector:
         commit); returns once they are committed, or raises what refused them."""
         raise NotImplementedError
 
+    async def prepare(self, statements: Sequence[Statement], *, connections: int) -> None:
+        """Ready ``connections`` connections for ``statements`` before they are needed (see
+        ``PostgresConnector.prepare``); nothing to do on SQLite, whose two connections are
+        opened once and whose statements are compiled in process."""
+
     async def close(self) -> None:
         raise NotImplementedError
 
@@ -657,6 +662,28 @@ class PostgresConnector(Connector):
         """Commit ``joint``'s rows, with other callers' (``_JointGroupCommit``); returns once
         they are committed, or raises what refused them."""
         await self._joints.commit(joint)
+
+    async def prepare(self, statements: Sequence[Statement], *, connections: int) -> None:
+        """Open up to ``connections`` of the pool's connections (the idle ones first, then new
+        ones, side by side) and have PostgreSQL parse ``statements`` on each, then give them back.
+
+        A fresh process otherwise paid for this in its first burst of work, on the path of its
+        first events: each new connection (a backend forked and set up, ~10-15 ms on a busy
+        core), asyncpg's look-up of the types a statement uses, once per connection, and each
+        statement's first parse on each backend, whose catalog caches start empty (20-60 ms for
+        the claim, the deliveries' INSERT and the recorder). The first ~25 events of a window
+        waited 60-100 ms for it, the p99 of a 10-second window (docs/benchmarks.md, 109). The
+        prepared statements are the driver's public ones and are not kept: a statement's first
+        run on a connection parses it again, on a backend whose caches are now warm.
+        """
+        sqls = [compiled_for(statement, self.dialect).sql for statement in statements]
+
+        async def ready_one() -> None:
+            async with self.connection() as raw:
+                for sql in sqls:
+                    await raw.prepare(sql)
+
+        await asyncio.gather(*(ready_one() for _ in range(connections)))
 
     async def listen(self, channel: str, callback: Callable[[str], None]) -> asyncio.Event:
         """LISTEN on a dedicated connection (not the pool's: it stays open); ``callback`` gets

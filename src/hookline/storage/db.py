@@ -18,7 +18,7 @@ known (see ``limits.idempotency``).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -182,6 +182,11 @@ class Database:
 
     def read(self) -> AbstractAsyncContextManager[Connection]:
         return self.connector.read()
+
+    async def prepare(self, statements: Sequence[Statement], *, connections: int) -> None:
+        """Ready ``connections`` connections for ``statements`` before the work that runs them
+        (on PostgreSQL: opened, and the statements parsed on each; ``connector.prepare``)."""
+        await self.connector.prepare(statements, connections=connections)
 
     async def ping(self) -> None:
         async with self.read() as conn:
