@@ -917,31 +917,20 @@ _CLIENT_BACKENDS = text(
 )
 
 
-async def test_the_first_round_on_postgres_readies_connections_for_the_workers_statements(
-    pg_env: Env, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+async def test_readying_on_postgres_opens_connections_and_parses_the_workers_statements(
+    pg_env: Env, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Before its first round a worker opens ``READY_CONNECTIONS`` pooled connections and has
-    each parse its statements (a fresh server's first events paid for both: 60-100 ms, a
-    window's p99), once per ``Database``. Every statement of the list parses: one that did
-    not would be logged and the test fail."""
-    prepared: list[int] = []
-    real_prepare = pg_env.db.prepare
-
-    async def counted(statements: Any, *, connections: int) -> None:
-        prepared.append(len(statements))
-        await real_prepare(statements, connections=connections)
-
-    monkeypatch.setattr(pg_env.db, "prepare", counted)
+    """``ready_connections`` opens ``READY_CONNECTIONS`` pooled connections and has each parse
+    the worker's statements (a fresh server's first events paid for both: 60-100 ms, a
+    window's p99). Every statement of the list parses: one that did not would be logged."""
     with caplog.at_level("WARNING", logger="hookline.delivery"):
-        await manager.dispatch_and_claim(pg_env.db, request(limit=1))
-        await manager.dispatch_and_claim(pg_env.db, request(limit=1), dispatch=False)
+        await manager.ready_connections(pg_env.db, per_endpoint=8)
     assert caplog.records == []
-    assert len(prepared) == 1 and prepared[0] >= 8
     async with pg_env.db.read() as conn:
         assert await conn.scalar(_CLIENT_BACKENDS) >= manager.READY_CONNECTIONS
 
 
-async def test_readying_connections_that_fails_is_logged_and_the_round_goes_on(
+async def test_readying_connections_that_fails_is_logged_and_rounds_go_on(
     pg_env: Env, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     account = await pg_env.account()
@@ -953,30 +942,7 @@ async def test_readying_connections_that_fails_is_logged_and_the_round_goes_on(
 
     monkeypatch.setattr(pg_env.db, "prepare", refused)
     with caplog.at_level("WARNING", logger="hookline.delivery"):
-        _, claims = await manager.dispatch_and_claim(pg_env.db, request(limit=1))
-    assert [(c.event_id, c.webhook_id) for c in claims] == [(made, hook)]
+        await manager.ready_connections(pg_env.db, per_endpoint=8)
     assert "readying connections" in caplog.text
-
-
-async def test_the_first_round_on_postgres_leases_for_the_whole_lease_after_readying(
-    pg_env: Env, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A lease runs from the claim, not from before the readying: a request built before a
-    slow first round still leases its delivery ``lease_seconds`` past the claim (a shorter
-    lease let another worker resend a delivery still in flight)."""
-    account = await pg_env.account()
-    await pg_env.webhook(account, URL)
-    await pg_env.event(account)
-    real_prepare = pg_env.db.prepare
-
-    async def slow(statements: Any, *, connections: int) -> None:
-        await real_prepare(statements, connections=connections)
-        await asyncio.sleep(0.5)
-
-    monkeypatch.setattr(pg_env.db, "prepare", slow)
-    req = request(limit=1)
-    _, claims = await manager.dispatch_and_claim(pg_env.db, req)
-    assert len(claims) == 1
-    [row] = await pg_env.deliveries()
-    assert row.leased_by == "w1"
-    assert row.leased_until >= req.now + timedelta(seconds=req.lease_seconds + 0.5)
+    _, claims = await manager.dispatch_and_claim(pg_env.db, request(limit=1))
+    assert [(c.event_id, c.webhook_id) for c in claims] == [(made, hook)]

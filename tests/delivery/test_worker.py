@@ -426,6 +426,36 @@ async def test_wakeup_starts_delivery_without_waiting_for_the_poll(env: Env) -> 
     assert time.monotonic() - started < WOKEN_WITHIN
 
 
+async def test_a_worker_on_postgres_readies_connections_before_its_first_round(
+    pg_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Worker.start`` readies the pool for the worker's statements once, before the
+    scheduler's first round (commentary 109: otherwise a fresh server's first events waited
+    for it)."""
+    calls: list[str] = []
+    ready, claim = manager.ready_connections, manager.dispatch_and_claim
+
+    async def readying(*args: Any, **kwargs: Any) -> None:
+        calls.append("ready")
+        await ready(*args, **kwargs)
+
+    async def round_(*args: Any, **kwargs: Any) -> Any:
+        calls.append("round")
+        return await claim(*args, **kwargs)
+
+    monkeypatch.setattr(manager, "ready_connections", readying)
+    monkeypatch.setattr(manager, "dispatch_and_claim", round_)
+
+    async def rounds() -> int:
+        return calls.count("round")
+
+    worker = await pg_env.worker(delivery_poll_seconds=30)
+    await eventually(rounds, lambda n: n >= 1, what="the scheduler's first round")
+    worker.wakeup.events_committed()
+    await eventually(rounds, lambda n: n >= 2, what="a second round")
+    assert calls[0] == "ready" and calls.count("ready") == 1
+
+
 class _ClaimRounds:
     """Counts the scheduler's claim rounds (its calls of ``manager.dispatch_and_claim``)."""
 

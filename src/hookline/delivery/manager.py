@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -516,11 +515,6 @@ async def dispatch_and_claim(
     ``dispatch=False`` (the worker knows of no new event) is ``claim_due`` alone: on PostgreSQL
     one round trip instead of the empty dispatch's and the transaction's.
     """
-    if not db.is_sqlite and db not in _READIED:
-        _READIED.add(db)
-        await ready_connections(db, req.per_endpoint)
-        # The round's clock starts after it: a lease taken from ``now`` runs its full length.
-        req = replace(req, now=utcnow())
     if not dispatch:
         return DispatchResult(0, 0), await claim_due(db, req)
     async with db.begin() as conn:
@@ -530,19 +524,18 @@ async def dispatch_and_claim(
         return dispatched, await _claim(conn, req)
 
 
-# PostgreSQL: how many pooled connections a worker's first round readies for its statements
+# PostgreSQL: how many pooled connections a worker readies for its statements as it starts
 # (``ready_connections``): as many as a process used at once in a 130 POST/s window.
 READY_CONNECTIONS = 4
-_READIED: weakref.WeakSet[Database] = weakref.WeakSet()
 
 
 async def ready_connections(db: Database, per_endpoint: int) -> None:
     """PostgreSQL: ``READY_CONNECTIONS`` pooled connections opened and the worker's statements
-    parsed on each (``Database.prepare``), which ``dispatch_and_claim`` does once per
-    ``Database`` before its first round, at the worker's start. Without it a fresh server's
-    first events paid for opening connections and for each statement's first parse on each,
-    60-100 ms for the first ~25 events of a window, its p99 (docs/benchmarks.md, 109).
-    A failure is logged and the round goes on: this only saves time."""
+    parsed on each (``Database.prepare``); ``Worker.start`` calls it before the scheduler's
+    first round. Without it a fresh server's first events paid for opening connections and
+    for each statement's first parse on each, 60-100 ms for the first ~25 events of a window,
+    its p99 (docs/benchmarks.md, 109). A failure is logged and the worker starts anyway: this
+    only saves time."""
     params = {"per_endpoint": per_endpoint}
     statements = (
         queries.DISPATCH_LOOK_ON_POSTGRES,
@@ -556,7 +549,7 @@ async def ready_connections(db: Database, per_endpoint: int) -> None:
     )
     try:
         await db.prepare(statements, connections=READY_CONNECTIONS)
-    except Exception as exc:  # the round that follows reports an outage its own way
+    except Exception as exc:  # the first round reports an outage its own way
         log.warning(
             "readying connections for the worker's statements failed (%s: %s); its first "
             "rounds open and parse them",

@@ -238,6 +238,12 @@ class Worker:
         await manager.register_worker(
             self.db, self.id, hostname=socket.gethostname(), pid=os.getpid(), now=utcnow()
         )
+        if not self.db.is_sqlite:
+            # Before the first claim: a fresh server's first events otherwise opened the
+            # connections and parsed the statements on their own path (commentary 109).
+            await manager.ready_connections(
+                self.db, self.settings.delivery_per_endpoint_concurrency
+            )
         self._started = True
         self.wakeup.receive_from_other_processes()
         await self._notice_peers()
