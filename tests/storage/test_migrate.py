@@ -1,19 +1,31 @@
-"""Migrating an empty database gives exactly the schema the models declare, on both backends."""
+"""Migrating an empty database gives exactly the schema the models declare, on both backends;
+the last migration goes down and up again keeping every row."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import func, inspect, select, text
 from sqlalchemy.engine import Connection
 
 from hookline.storage.db import Database
-from hookline.storage.migrate import run_sync, upgrade_to_head
-from hookline.storage.models import metadata
+from hookline.storage.migrate import alembic_config, run_sync, upgrade_to_head
+from hookline.storage.models import (
+    accounts,
+    deliveries,
+    delivery_attempts,
+    events,
+    metadata,
+    webhooks,
+)
 from tests.conftest import BACKENDS, make_database_url, make_settings
 
 
@@ -31,31 +43,152 @@ def _index_names(connection: Connection) -> set[str]:
     }
 
 
+@asynccontextmanager
+async def _migrated(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> AsyncIterator[Database]:
+    """A fresh database on ``backend_name``, migrated to the head."""
+    db = Database(make_settings(make_database_url(backend_name, tmp_path, request)))
+    try:
+        await upgrade_to_head(db)
+        yield db
+    finally:
+        await db.dispose()
+
+
 @pytest.mark.parametrize("backend_name", BACKENDS)
 async def test_migrations_produce_the_declared_schema(
     backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    db = Database(make_settings(make_database_url(backend_name, tmp_path, request)))
-    try:
-        await upgrade_to_head(db)
+    async with _migrated(backend_name, tmp_path, request) as db:
         await upgrade_to_head(db)  # idempotent: a second run changes nothing
         assert await run_sync(db, _diff) == []
         indexes = await run_sync(db, _index_names)
         declared = {str(ix.name) for table in metadata.tables.values() for ix in table.indexes}
         assert declared <= indexes
-    finally:
-        await db.dispose()
 
 
-async def test_sqlite_connections_use_wal_and_foreign_keys(tmp_path: Path) -> None:
-    from sqlalchemy import text
+async def test_sqlite_connections_use_wal_and_foreign_keys(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    async with _migrated("sqlite", tmp_path, request) as db, db.read() as conn:
+        assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
+        assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar() == 1
+        assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == 10000
 
-    db = Database(make_settings(f"sqlite:///{tmp_path / 'p.db'}"))
-    try:
+
+def _storage_options(connection: Connection) -> dict[str, dict[str, str]]:
+    """PostgreSQL's storage parameters of every hookline table that has any."""
+    rows = connection.execute(
+        text(
+            "SELECT relname, reloptions FROM pg_class "
+            "WHERE relkind = 'r' AND reloptions IS NOT NULL AND relname = ANY(:tables)"
+        ),
+        {"tables": list(metadata.tables)},
+    )
+    return {name: dict(o.split("=", 1) for o in options) for name, options in rows}
+
+
+def _declared_options() -> dict[str, dict[str, str]]:
+    return {
+        table.name: {k: str(v) for k, v in table.dialect_options["postgresql"]["with"].items()}
+        for table in metadata.tables.values()
+        if table.dialect_options["postgresql"]["with"]
+    }
+
+
+async def test_postgres_tables_get_the_declared_storage_parameters(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    async with _migrated("postgres", tmp_path, request) as db:
+        declared = _declared_options()
+        assert declared["deliveries"] == {"fillfactor": "50"}
+        assert await run_sync(db, _storage_options) == declared
+
+
+_NOW = datetime(2026, 11, 28, 1, 30, tzinfo=UTC)
+
+
+def _one_delivery_with_an_attempt(connection: Connection) -> None:
+    connection.execute(accounts.insert(), {"id": "acc", "name": "a", "created_at": _NOW})
+    connection.execute(
+        webhooks.insert(),
+        {
+            "id": "wh",
+            "account_id": "acc",
+            "url": "http://127.0.0.1:9/h",
+            "events": ["*"],
+            "is_active": True,
+            "secret_enc": "x",
+            "created_at": _NOW,
+            "updated_at": _NOW,
+        },
+    )
+    connection.execute(
+        events.insert(),
+        {
+            "id": "ev",
+            "account_id": "acc",
+            "type": "contact.created",
+            "data": {"id": "c"},
+            "created_at": _NOW,
+            "dispatched": True,
+        },
+    )
+    connection.execute(
+        deliveries.insert(),
+        {
+            "id": "dl",
+            "account_id": "acc",
+            "webhook_id": "wh",
+            "event_id": "ev",
+            "event_type": "contact.created",
+            "status": "pending",
+            "attempts": 1,
+            "created_at": _NOW,
+            "updated_at": _NOW,
+        },
+    )
+    connection.execute(
+        delivery_attempts.insert(),
+        {"delivery_id": "dl", "started_at": _NOW, "duration_ms": 3, "succeeded": False},
+    )
+
+
+def _rows(connection: Connection) -> tuple[int, int]:
+    count = select(func.count())
+    return (
+        connection.execute(count.select_from(deliveries)).scalar_one(),
+        connection.execute(count.select_from(delivery_attempts)).scalar_one(),
+    )
+
+
+def _down_to_0006(connection: Connection) -> None:
+    command.downgrade(alembic_config(connection), "0006_claim_order")
+
+
+def _deliveries_shape(connection: Connection) -> tuple[bool, dict[str, str]]:
+    """Whether ``ix_deliveries_created_at`` exists, and the deliveries' storage parameters."""
+    indexes = {str(index["name"]) for index in inspect(connection).get_indexes("deliveries")}
+    options = _storage_options(connection) if connection.dialect.name == "postgresql" else {}
+    return "ix_deliveries_created_at" in indexes, options.get("deliveries", {})
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+async def test_0007_goes_down_and_up_keeping_every_row(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # On SQLite a migration that rebuilt ``deliveries`` would cascade the delete of its rows to
+    # ``delivery_attempts`` (commentary 76 (a)): the attempt is the row that would go.
+    async with _migrated(backend_name, tmp_path, request) as db:
+        await run_sync(db, _one_delivery_with_an_attempt)
+        await run_sync(db, _down_to_0006)
+        assert await run_sync(db, _rows) == (1, 1)
+        below = await run_sync(db, lambda c: MigrationContext.configure(c).get_current_revision())
+        assert below == "0006_claim_order"
+        assert await run_sync(db, _deliveries_shape) == (True, {})
         await upgrade_to_head(db)
-        async with db.read() as conn:
-            assert (await conn.execute(text("PRAGMA journal_mode"))).scalar() == "wal"
-            assert (await conn.execute(text("PRAGMA foreign_keys"))).scalar() == 1
-            assert (await conn.execute(text("PRAGMA busy_timeout"))).scalar() == 10000
-    finally:
-        await db.dispose()
+        assert await run_sync(db, _rows) == (1, 1)
+        fillfactor = {"fillfactor": "50"} if backend_name == "postgres" else {}
+        assert await run_sync(db, _deliveries_shape) == (False, fillfactor)
+        assert await run_sync(db, _diff) == []
