@@ -539,7 +539,7 @@ async def ready_connections(db: Database, per_endpoint: int) -> None:
     params = {"per_endpoint": per_endpoint}
     statements = (
         queries.DISPATCH_LOOK_ON_POSTGRES,
-        queries._INSERT_DELIVERIES_LOCKING_STREAM,
+        queries.INSERT_DELIVERIES_LOCKING_STREAM,
         queries.claim_on_postgres(params, numbering=True),
         queries.claim_on_postgres(params),
         queries.RECORD_ON_POSTGRES,

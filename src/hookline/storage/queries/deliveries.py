@@ -204,7 +204,7 @@ _DISPATCHED_AS_ON_POSTGRES = Query(text(_NUMBERING_ON_POSTGRES).bindparams(_EVEN
 # The lock is a one-row subquery joined to the rows (a volatile function: never pulled up, so
 # evaluated whatever the statement's other columns); the numbering UPDATE is a later statement,
 # so its snapshot is taken after the lock, as before. Names and a constant: no input in the text.
-_INSERT_DELIVERIES_LOCKING_STREAM = _unnest_insert(
+INSERT_DELIVERIES_LOCKING_STREAM = _unnest_insert(
     dlv, _DELIVERY_NAMES, f", (SELECT pg_advisory_xact_lock({_STREAM_LOCK_KEY})) AS stream"
 )
 
@@ -235,7 +235,7 @@ async def insert_deliveries_on_postgres(
     numbering (``number_events_on_postgres``, or the claim that numbers, ``claim_on_postgres``
     with ``numbering``) must be a later statement of the transaction."""
     if rows:
-        await conn.execute(_INSERT_DELIVERIES_LOCKING_STREAM, as_arrays(rows, _DELIVERY_NAMES))
+        await conn.execute(INSERT_DELIVERIES_LOCKING_STREAM, as_arrays(rows, _DELIVERY_NAMES))
     else:
         await fetch_all(conn, _STREAM_LOCK, {})
 
