@@ -325,10 +325,6 @@ events = Table(
         postgresql_where=text("dispatched = false"),
     ),
     Index(None, "created_at"),
-    # Room on each page for the row's one update (the dispatch's numbering): the new version
-    # then goes on the same page, and PostgreSQL logs only the bytes that changed, not the
-    # event's JSON again. Migration 0007.
-    postgresql_with={"fillfactor": 50},
 )
 
 deliveries = Table(
@@ -369,9 +365,6 @@ deliveries = Table(
         sqlite_where=text("status = 'pending'"),
         postgresql_where=text("status = 'pending'"),
     ),
-    # Room on each page for a row's next version: the claim's lease, which sets no indexed
-    # column, is then a HOT update (no index entries). Migration 0007.
-    postgresql_with={"fillfactor": 50},
 )
 
 delivery_attempts = Table(
