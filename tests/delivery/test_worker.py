@@ -8,6 +8,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
+import asyncpg
 import orjson
 import pytest
 from prometheus_client import REGISTRY
@@ -454,6 +455,27 @@ async def test_a_worker_on_postgres_readies_connections_before_its_first_round(
     worker.wakeup.events_committed()
     await eventually(rounds, lambda n: n >= 2, what="a second round")
     assert calls[0] == "ready" and calls.count("ready") == 1
+
+
+async def test_an_outage_in_the_next_due_look_is_no_traceback(
+    env: Env, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The look after a round sleeps one poll interval when it fails. An outage (here a pooled
+    connection the server terminated) is the rounds' to report, once, without a traceback;
+    anything else is a bug and keeps its traceback."""
+    worker = Worker(env.settings(delivery_poll_seconds=7), env.db, secret_box=env.box)
+    failure: Exception = asyncpg.ConnectionDoesNotExistError("terminated")
+
+    async def failing(*args: Any) -> None:
+        raise failure
+
+    monkeypatch.setattr(manager, "next_due_at", failing)
+    with caplog.at_level("WARNING", logger="hookline.delivery"):
+        assert await worker._idle_timeout(utcnow()) == 7
+        assert caplog.records == []
+        failure = RuntimeError("a bug")
+        assert await worker._idle_timeout(utcnow()) == 7
+    assert [r.exc_info is not None for r in caplog.records] == [True]
 
 
 class _ClaimRounds:

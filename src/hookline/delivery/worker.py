@@ -480,8 +480,11 @@ class Worker:
         the claim and left unclaimed are capped by a slot limit; a freed slot wakes for them."""
         try:
             due = await manager.next_due_at(self.db, claimed_at)
-        except Exception:
-            log.warning("reading the next due time failed", exc_info=True)
+        except Exception as exc:
+            # An outage is the scheduler's rounds' to report (``_FailureLog``), once; a pooled
+            # connection the server dropped fails here first as often as not.
+            if not is_store_unavailable(exc):
+                log.warning("reading the next due time failed", exc_info=True)
             return self._poll
         if due is None:
             return self._poll
