@@ -26,6 +26,7 @@ from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env, ago
+from tests.support.postgres import client_backends
 from tests.support.waiting import eventually
 
 URL = "http://127.0.0.1:9/hook"
@@ -911,12 +912,6 @@ async def test_a_dispatch_round_claims_a_new_rate_limited_delivery_with_a_stale_
     assert [c.delivery_id for c in again] == [row.id]
 
 
-_CLIENT_BACKENDS = text(
-    "SELECT count(*) FROM pg_stat_activity "
-    "WHERE datname = current_database() AND backend_type = 'client backend'"
-)
-
-
 async def test_readying_on_postgres_opens_connections_and_parses_the_workers_statements(
     pg_env: Env, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -926,8 +921,7 @@ async def test_readying_on_postgres_opens_connections_and_parses_the_workers_sta
     with caplog.at_level("WARNING", logger="hookline.delivery"):
         await manager.ready_connections(pg_env.db, per_endpoint=8)
     assert caplog.records == []
-    async with pg_env.db.read() as conn:
-        assert await conn.scalar(_CLIENT_BACKENDS) >= manager.READY_CONNECTIONS
+    assert await client_backends(pg_env.db) >= manager.READY_CONNECTIONS
 
 
 async def test_readying_connections_that_fails_is_logged_and_rounds_go_on(

@@ -26,7 +26,7 @@ from hookline.storage.models import accounts, contacts, events
 from hookline.storage.statements import JointInsert, JointRows, Query
 from tests.conftest import Account, make_settings, new_account
 from tests.support.commits import sqlite_commits_held
-from tests.support.postgres import PostgresServer
+from tests.support.postgres import PostgresServer, client_backends
 
 _ANY_ACCOUNT = Query(select(accounts.c.id).limit(1))
 
@@ -404,12 +404,6 @@ async def test_concurrent_key_look_ups_share_a_statement_each_reading_its_own_ke
         await database.dispose()
 
 
-_CLIENT_BACKENDS = text(
-    "SELECT count(*) FROM pg_stat_activity "
-    "WHERE datname = current_database() AND backend_type = 'client backend'"
-)
-
-
 async def test_prepare_opens_the_connections_side_by_side_and_parses_on_each(
     pg_server: PostgresServer,
 ) -> None:
@@ -420,11 +414,9 @@ async def test_prepare_opens_the_connections_side_by_side_and_parses_on_each(
     connector = database.connector
     assert isinstance(connector, PostgresConnector)
     try:
-        async with database.read() as conn:  # one connection open, idle after the block
-            assert await conn.scalar(_CLIENT_BACKENDS) == 1
+        assert await client_backends(database) == 1  # one connection open, idle after it
         await database.prepare([text("SELECT 1"), text("SELECT now()")], connections=3)
-        async with database.read() as conn:  # one of the three: none opened for it
-            assert await conn.scalar(_CLIENT_BACKENDS) == 3
+        assert await client_backends(database) == 3  # one of the three: none opened for it
         with pytest.raises(asyncpg.PostgresSyntaxError):
             await database.prepare([text("SELEC 1")], connections=1)
     finally:

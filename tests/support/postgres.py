@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import text
+
+from hookline.storage.db import Database
 from tests.support.files import delete_tree
 from tests.support.server import free_port
 
@@ -445,3 +448,15 @@ def running_postgres(
             _stop(server, modes=("immediate",))
         finally:
             delete_tree(base_dir, wait=wait_for_deletion)
+
+
+_CLIENT_BACKENDS = text(
+    "SELECT count(*) FROM pg_stat_activity "
+    "WHERE datname = current_database() AND backend_type = 'client backend'"
+)
+
+
+async def client_backends(db: Database) -> int:
+    """How many client connections are open on ``db``'s database, the one asking included."""
+    async with db.read() as conn:
+        return int(await conn.scalar(_CLIENT_BACKENDS))
