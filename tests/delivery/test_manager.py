@@ -26,7 +26,7 @@ from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env, ago
-from tests.support.postgres import client_backends
+from tests.support.postgres import client_backends, unanalyzed_tables
 from tests.support.waiting import eventually
 
 URL = "http://127.0.0.1:9/hook"
@@ -922,6 +922,17 @@ async def test_readying_on_postgres_opens_connections_and_parses_the_workers_sta
         await manager.ready_connections(pg_env.db, per_endpoint=8)
     assert caplog.records == []
     assert await client_backends(pg_env.db) >= manager.READY_CONNECTIONS
+
+
+async def test_a_young_databases_delivery_tables_are_analyzed_once(pg_env: Env) -> None:
+    """``analyze_young_tables`` analyzes ``deliveries`` and ``events`` when PostgreSQL never has
+    (until then each connection's cached generic plans are those made for a table of a few
+    pages, which walked the bad endpoints' backlogs: commentary 116), and only then."""
+    tables = ("deliveries", "events")
+    assert await unanalyzed_tables(pg_env.db, tables) == set(tables)  # a fresh database
+    assert await manager.analyze_young_tables(pg_env.db) is True
+    assert await unanalyzed_tables(pg_env.db, tables) == set()
+    assert await manager.analyze_young_tables(pg_env.db) is False
 
 
 async def test_readying_connections_that_fails_is_logged_and_rounds_go_on(

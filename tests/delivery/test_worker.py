@@ -24,6 +24,7 @@ from hookline.domain import deliveries as deliveries_domain
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import CONTACT, Env, new_secret
+from tests.support.postgres import unanalyzed_tables
 from tests.support.receiver import Receiver, Reply
 from tests.support.waiting import eventually
 
@@ -455,6 +456,46 @@ async def test_a_worker_on_postgres_readies_connections_before_its_first_round(
     worker.wakeup.events_committed()
     await eventually(rounds, lambda n: n >= 2, what="a second round")
     assert calls[0] == "ready" and calls.count("ready") == 1
+
+
+async def test_a_worker_analyzes_young_delivery_tables_once_its_rounds_made_enough_rows(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL the worker has the delivery tables analyzed (if PostgreSQL never has) once
+    its rounds made ``YOUNG_ROWS`` deliveries, and looks only once; on SQLite never (its
+    statements have no cached generic plans to mend)."""
+    monkeypatch.setattr(manager, "YOUNG_ROWS", 3)
+    calls: list[bool | None] = []
+    analyze = manager.analyze_young_tables
+
+    async def counted(db: Any) -> bool:
+        calls.append(None)  # called, whatever it then does
+        done = calls[-1] = await analyze(db)
+        return done
+
+    monkeypatch.setattr(manager, "analyze_young_tables", counted)
+    account = await env.account()
+    async with Receiver() as receiver:
+        await env.webhook(account, receiver.url)
+        await env.worker()
+        for _ in range(2):
+            await env.event(account)
+        await receiver.wait_for(2)
+        assert calls == []  # two rows: not yet
+        await env.event(account)
+        await receiver.wait_for(3)
+        if env.db.is_sqlite:
+            for _ in range(3):
+                await env.event(account)
+            await receiver.wait_for(6)
+            assert calls == []
+            return
+        tables = ("deliveries", "events")
+        await eventually(lambda: unanalyzed_tables(env.db, tables), lambda left: not left)
+        for _ in range(3):
+            await env.event(account)
+        await receiver.wait_for(6)
+    assert calls == [True]
 
 
 async def test_an_outage_in_the_next_due_look_is_no_traceback(

@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -460,3 +460,13 @@ async def client_backends(db: Database) -> int:
     """How many client connections are open on ``db``'s database, the one asking included."""
     async with db.read() as conn:
         return int(await conn.scalar(_CLIENT_BACKENDS))
+
+
+async def unanalyzed_tables(db: Database, names: Sequence[str]) -> set[str]:
+    """Which of the tables ``names`` PostgreSQL has never analyzed (``reltuples`` still -1)."""
+    async with db.read() as conn:
+        rows = await conn.execute(
+            text("SELECT relname FROM pg_class WHERE relname = ANY(:names) AND reltuples < 0"),
+            {"names": list(names)},
+        )
+        return {row.relname for row in rows.all()}

@@ -558,6 +558,36 @@ async def ready_connections(db: Database, per_endpoint: int) -> None:
         )
 
 
+# PostgreSQL: how many delivery rows a worker's rounds make before it looks whether the
+# delivery tables were ever analyzed (``analyze_young_tables``).
+YOUNG_ROWS = 200
+
+
+async def analyze_young_tables(db: Database) -> bool:
+    """PostgreSQL: ``ANALYZE`` the delivery tables if PostgreSQL never has (a young database);
+    whether it did. ``Worker`` calls it once, after its rounds made ``YOUNG_ROWS`` deliveries.
+
+    Why: each pooled connection runs the worker's statements by PostgreSQL's cached generic
+    plan, made at their sixth run, and re-made only when the tables' statistics change. On a
+    table never analyzed that plan is made for a table of a few pages, and it stays until
+    autovacuum first analyzes the table (at its next look, ``autovacuum_naptime``: a minute by
+    default). Beside a hanging and a failing endpoint those plans walked their backlogs: the
+    claim read every pending row of every webhook through ``ix_deliveries_due`` three times
+    (2,212 index entries filtered out, three times, 9.6 ms a claim at 1,100 events), and the
+    recorder read all of ``deliveries`` sequentially twice, so each round took longer than
+    the one before (docs/benchmarks.md, 116). The statistics invalidate those plans on every
+    connection, and the re-made claim (here from 200 rows' statistics) probes each webhook's
+    own index entries: the rounds stayed level over the window. The recorder's plan still
+    reads ``deliveries`` sequentially at that size (docs/benchmarks.md, 119). A role that
+    does not own the tables gets PostgreSQL's warning and no statistics, as before;
+    autovacuum analyzes them later either way."""
+    if not await db.fetch_all(queries.NEVER_ANALYZED_ON_POSTGRES, {}):
+        return False
+    async with db.read() as conn:
+        await conn.execute(queries.ANALYZE_ON_POSTGRES)
+    return True
+
+
 async def _dispatch_and_claim_on_postgres(
     conn: Connection, req: ClaimRequest, batch_size: int
 ) -> tuple[DispatchResult, list[Claim]]:

@@ -11,6 +11,8 @@ Loops (tasks), as in procrastinate's worker:
 * heartbeat: keeps this worker's leases alive; a dead worker's leases expire and others resend.
 * pruner: deletes data older than ``retention_days`` in small batches.
 * listener (PostgreSQL): ``LISTEN`` for other processes' wake-ups.
+* analyzer (PostgreSQL, once): a young database's delivery tables analyzed
+  (``manager.analyze_young_tables``).
 
 Runs inside ``hookline serve`` (started in the FastAPI lifespan) or alone (``hookline worker``).
 """
@@ -226,6 +228,9 @@ class Worker:
         self._record_failures = _FailureLog("recording delivery outcomes")
         self._heartbeat_failures = _FailureLog("the heartbeat")
         self._mails: set[asyncio.Task[int]] = set()
+        # PostgreSQL: delivery rows made until the young tables' look (manager.YOUNG_ROWS);
+        # None once it is under way, or on SQLite (its planner has no cached generic plans).
+        self._rows_until_analysis: int | None = None if db.is_sqlite else manager.YOUNG_ROWS
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -377,6 +382,7 @@ class Worker:
                 await _unless_set(self._stopping, ERROR_BACKOFF_SECONDS)
                 continue
             self._round_failures.succeeded()
+            self._count_rows(dispatched.deliveries)
             for claim in claims:
                 self._start_send(claim)
             if dispatched.events >= DISPATCH_BATCH:
@@ -395,6 +401,27 @@ class Worker:
             timeout = min(idle, self._next_dispatch_in(loop.time()))
             self._looks_again_at = loop.time() + timeout
             await _wait(self._wake, timeout)
+
+    def _count_rows(self, made: int) -> None:
+        """PostgreSQL: once the rounds made ``manager.YOUNG_ROWS`` deliveries, analyze the
+        delivery tables if PostgreSQL never has, beside the rounds (manager.analyze_young_tables:
+        until then the cached plans of a young database walk the bad endpoints' backlogs)."""
+        if self._rows_until_analysis is None:
+            return
+        self._rows_until_analysis -= made
+        if self._rows_until_analysis <= 0:
+            self._rows_until_analysis = None
+            self._spawn("analyzer", self._analyze_young_tables)  # stopped with the loops
+
+    async def _analyze_young_tables(self) -> None:
+        try:
+            await manager.analyze_young_tables(self.db)
+        except Exception as exc:  # only saves time: autovacuum analyzes them in a minute
+            log.warning(
+                "analyzing the delivery tables failed (%s: %s); autovacuum will",
+                type(exc).__name__,
+                exc,
+            )
 
     def _dispatch_now(self, now: float) -> bool:
         """Whether this round fans out new events: only if a wake-up said events were committed

@@ -1216,3 +1216,17 @@ def _webhook_for_recovery(lock: bool) -> Query:
 
 WEBHOOK_FOR_RECOVERY = _webhook_for_recovery(lock=False)
 WEBHOOK_FOR_RECOVERY_LOCKED = _webhook_for_recovery(lock=True)
+
+
+# PostgreSQL: the statistics of a young database (``manager.analyze_young_tables``). A table
+# never analyzed has ``reltuples`` -1; autovacuum analyzes it only at its next look
+# (``autovacuum_naptime``, a minute by default), and meanwhile each pooled connection's cached
+# generic plans of the worker's statements are the ones made on its first few rows.
+NEVER_ANALYZED_ON_POSTGRES = Query(
+    text(
+        "SELECT relname FROM pg_class WHERE reltuples < 0 "
+        "AND oid IN ('deliveries'::regclass, 'events'::regclass)"
+    ).columns(relname=String())
+)
+"""The delivery tables (``deliveries``, ``events``) PostgreSQL has never analyzed."""
+ANALYZE_ON_POSTGRES = Query(text("ANALYZE deliveries, events"))
