@@ -10,7 +10,9 @@ import pytest
 from fastapi import FastAPI
 
 from hookline.app import create_app
+from hookline.storage.db import READY_CONNECTIONS, Database
 from tests.conftest import make_settings
+from tests.support.postgres import PostgresServer, client_backends
 from tests.support.routes import http_routes
 
 
@@ -73,6 +75,54 @@ async def test_a_crash_is_a_json_500_without_a_trace(
     assert "SELECT" not in response.text and "Traceback" not in response.text
     assert "connection" not in response.headers
     assert [r.getMessage() for r in caplog.records] == ["unhandled RuntimeError on GET /boom"]
+
+
+async def test_a_server_on_postgres_readies_connections_for_requests_as_it_starts(
+    pg_server: PostgresServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before the first request, the lifespan has opened ``READY_CONNECTIONS`` pooled
+    connections and had each parse the API's statements (``domain.readying``): a fresh
+    process's first requests paid for both, 36-56 ms for the key look-up alone. The worker is
+    off here, so nothing else opens them; a statement that did not parse would be logged."""
+    app = create_app(make_settings(pg_server.create_database()))
+    with caplog.at_level(logging.WARNING, logger="hookline.storage"):
+        async with app.router.lifespan_context(app):
+            assert await client_backends(app.state.db) >= READY_CONNECTIONS
+    assert caplog.records == []
+
+
+async def test_a_server_with_its_worker_in_process_readies_twice_as_many(
+    pg_server: PostgresServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The worker's rounds, recorder and next-due look hold the connections it readied, and a
+    request then met a cold one (commentary 119 (a)): the API and the worker, sharing a pool,
+    ready twice as many, and each parses its statements without a warning."""
+    app = create_app(make_settings(pg_server.create_database(), worker_in_process=True))
+    with caplog.at_level(logging.WARNING, logger="hookline.storage"):
+        async with app.router.lifespan_context(app):
+            assert await client_backends(app.state.db) >= 2 * READY_CONNECTIONS
+    assert caplog.records == []
+
+
+async def test_a_server_whose_readying_fails_starts_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def refused(self: Database, statements: object, *, connections: int) -> None:
+        raise ConnectionError("refused")
+
+    monkeypatch.setattr(Database, "prepare", refused)
+    app = create_app(make_settings(f"sqlite:///{tmp_path / 'ready.db'}"))
+    transport = httpx.ASGITransport(app=app)
+    with caplog.at_level(logging.WARNING, logger="hookline.storage"):
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=transport, base_url="http://t") as client,
+        ):
+            assert (await client.get("/readyz")).status_code == 200
+    assert [r.getMessage() for r in caplog.records] == [
+        "readying connections for the API's requests failed (ConnectionError: refused); the "
+        "first runs open and parse them"
+    ]
 
 
 async def test_openapi_documents_every_route_and_the_error_body(

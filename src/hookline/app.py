@@ -32,10 +32,11 @@ from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery.wakeup import make_wakeup
 from hookline.delivery.worker import Worker
+from hookline.domain.readying import ready_for_requests
 from hookline.limits.idempotency import IdempotencyStore
 from hookline.limits.stack import add_request_guards, add_response_observers
 from hookline.settings import Settings
-from hookline.storage.db import Database
+from hookline.storage.db import READY_CONNECTIONS, Database
 from hookline.storage.migrate import upgrade_to_head
 
 API_DESCRIPTION = """
@@ -60,11 +61,23 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.secret_box = SecretBox(resolve_secret_key(settings))
         app.state.idempotency = IdempotencyStore(db, app.state.secret_box)
         await upgrade_to_head(db)
+        # A worker in process shares the pool: its rounds, its recorder and its next-due look
+        # hold as many connections as it readies, and a request then met a cold one (commentary
+        # 119 (a)). So both ready twice as many, the API first: the worker's readying takes the
+        # connections it opened, idle, and parses its own statements on them.
+        ready = READY_CONNECTIONS * (2 if settings.worker_in_process else 1)
+        await ready_for_requests(db, connections=ready)
         wakeup = make_wakeup(settings, db)
         app.state.wakeup = wakeup
         worker: Worker | None = None
         if settings.worker_in_process:
-            worker = Worker(settings, db, wakeup=wakeup, secret_box=app.state.secret_box)
+            worker = Worker(
+                settings,
+                db,
+                wakeup=wakeup,
+                secret_box=app.state.secret_box,
+                ready_connections=ready,
+            )
             await worker.start()
         try:
             yield

@@ -20,7 +20,7 @@ from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_body
 from hookline.domain import deliveries as deliveries_domain
 from hookline.storage.connector import PostgresConnection
-from hookline.storage.db import fetch_all
+from hookline.storage.db import READY_CONNECTIONS, fetch_all
 from hookline.storage.models import attempt_rollups, deliveries, events, webhooks, workers
 from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
@@ -918,10 +918,10 @@ async def test_readying_on_postgres_opens_connections_and_parses_the_workers_sta
     """``ready_connections`` opens ``READY_CONNECTIONS`` pooled connections and has each parse
     the worker's statements (a fresh server's first events paid for both: 60-100 ms, a
     window's p99). Every statement of the list parses: one that did not would be logged."""
-    with caplog.at_level("WARNING", logger="hookline.delivery"):
+    with caplog.at_level("WARNING", logger="hookline.storage"):
         await manager.ready_connections(pg_env.db, per_endpoint=8)
     assert caplog.records == []
-    assert await client_backends(pg_env.db) >= manager.READY_CONNECTIONS
+    assert await client_backends(pg_env.db) >= READY_CONNECTIONS
 
 
 async def test_a_young_databases_delivery_tables_are_analyzed_once(pg_env: Env) -> None:
@@ -946,8 +946,8 @@ async def test_readying_connections_that_fails_is_logged_and_rounds_go_on(
         raise ConnectionError("refused")
 
     monkeypatch.setattr(pg_env.db, "prepare", refused)
-    with caplog.at_level("WARNING", logger="hookline.delivery"):
+    with caplog.at_level("WARNING", logger="hookline.storage"):
         await manager.ready_connections(pg_env.db, per_endpoint=8)
-    assert "readying connections" in caplog.text
+    assert "readying connections for the delivery worker failed" in caplog.text
     _, claims = await manager.dispatch_and_claim(pg_env.db, request(limit=1))
     assert [(c.event_id, c.webhook_id) for c in claims] == [(made, hook)]

@@ -54,7 +54,7 @@ from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision, probe_delay
 from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_payload
 from hookline.storage.connector import Connection
-from hookline.storage.db import Database, fetch_all, fetch_one
+from hookline.storage.db import READY_CONNECTIONS, Database, fetch_all, fetch_one
 from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
 from hookline.storage.queries import workers as worker_queries
@@ -524,14 +524,11 @@ async def dispatch_and_claim(
         return dispatched, await _claim(conn, req)
 
 
-# PostgreSQL: how many pooled connections a worker readies for its statements as it starts
-# (``ready_connections``): as many as a process used at once in a 130 POST/s window.
-READY_CONNECTIONS = 4
-
-
-async def ready_connections(db: Database, per_endpoint: int) -> None:
-    """PostgreSQL: ``READY_CONNECTIONS`` pooled connections opened and the worker's statements
-    parsed on each (``Database.prepare``); ``Worker.start`` calls it before the scheduler's
+async def ready_connections(
+    db: Database, per_endpoint: int, connections: int = READY_CONNECTIONS
+) -> None:
+    """PostgreSQL: ``connections`` pooled connections opened and the worker's statements
+    parsed on each (``Database.ready``); ``Worker.start`` calls it before the scheduler's
     first round. Without it a fresh server's first events paid for opening connections and
     for each statement's first parse on each, 60-100 ms for the first ~25 events of a window,
     its p99 (docs/benchmarks.md, 109). A failure is logged and the worker starts anyway: this
@@ -547,15 +544,7 @@ async def ready_connections(db: Database, per_endpoint: int) -> None:
         queries.RATE_LIMITED_WAITING,
         worker_queries.NOTIFY,
     )
-    try:
-        await db.prepare(statements, connections=READY_CONNECTIONS)
-    except Exception as exc:  # the first round reports an outage its own way
-        log.warning(
-            "readying connections for the worker's statements failed (%s: %s); its first "
-            "rounds open and parse them",
-            type(exc).__name__,
-            exc,
-        )
+    await db.ready(statements, of="the delivery worker", connections=connections)
 
 
 # PostgreSQL: how many delivery rows a worker's rounds make before it looks whether the

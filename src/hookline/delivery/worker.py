@@ -53,7 +53,7 @@ from hookline.delivery.signing import (
 from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
 from hookline.settings import Settings
 from hookline.storage.connector import PostgresConnector
-from hookline.storage.db import Database
+from hookline.storage.db import READY_CONNECTIONS, Database
 from hookline.storage.outage import is_store_unavailable
 from hookline.timeutil import utcnow
 
@@ -186,9 +186,13 @@ class Worker:
         secret_box: SecretBox | None = None,
         rng: RandomSource | None = None,
         worker_id: str | None = None,
+        ready_connections: int = READY_CONNECTIONS,
     ) -> None:
         self.settings = settings
         self.db = db
+        # PostgreSQL: how many pooled connections ``start`` readies for the worker's statements
+        # (more when the API shares the pool: see app.py).
+        self._ready_connections = ready_connections
         self.id = worker_id or f"wrk_{ids.uuid7()}"
         self._owns_wakeup = wakeup is None
         self.wakeup = wakeup if wakeup is not None else make_wakeup(settings, db)
@@ -247,7 +251,9 @@ class Worker:
             # Before the first claim: a fresh server's first events otherwise opened the
             # connections and parsed the statements on their own path (commentary 109).
             await manager.ready_connections(
-                self.db, self.settings.delivery_per_endpoint_concurrency
+                self.db,
+                self.settings.delivery_per_endpoint_concurrency,
+                connections=self._ready_connections,
             )
         self._started = True
         self.wakeup.receive_from_other_processes()

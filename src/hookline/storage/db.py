@@ -18,6 +18,7 @@ known (see ``limits.idempotency``).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
@@ -37,6 +38,13 @@ from hookline.storage.connector import (
     SQLiteConnector,
 )
 from hookline.storage.statements import JointRows, Params, Statement
+
+log = logging.getLogger("hookline.storage")
+
+READY_CONNECTIONS = 4
+"""PostgreSQL: how many pooled connections a process readies for its statements as it starts
+(``Database.ready``): as many as one used at once in a 130 POST/s window (docs/benchmarks.md,
+109)."""
 
 __all__ = [
     "DATABASE_ERRORS",
@@ -187,6 +195,22 @@ class Database:
         """Ready ``connections`` connections for ``statements`` before the work that runs them
         (on PostgreSQL: opened, and the statements parsed on each; ``connector.prepare``)."""
         await self.connector.prepare(statements, connections=connections)
+
+    async def ready(
+        self, statements: Sequence[Statement], *, of: str, connections: int = READY_CONNECTIONS
+    ) -> None:
+        """``prepare`` at start-up, which only saves time: a failure is one warning naming
+        ``of`` (whose statements they are), and the work starts anyway, its first runs opening
+        and parsing what this did not. An outage is reported where the work meets it."""
+        try:
+            await self.prepare(statements, connections=connections)
+        except Exception as exc:
+            log.warning(
+                "readying connections for %s failed (%s: %s); the first runs open and parse them",
+                of,
+                type(exc).__name__,
+                exc,
+            )
 
     async def ping(self) -> None:
         async with self.read() as conn:
