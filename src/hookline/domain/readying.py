@@ -1,11 +1,14 @@
 """The statements nearly every API request runs, readied as a server starts.
 
-On PostgreSQL a fresh process's first requests waited for what a warm one has: pooled
-connections opened, asyncpg's look-up of each statement's types, and each statement's first
-parse on a backend whose catalog caches are empty. The key look-up alone took 36-56 ms so, once
-per connection (docs/benchmarks.md, 111 (d)): a blip after every deploy or restart. The app's
-lifespan readies them before the server accepts (``Database.ready``); the delivery worker
-readies its own (``delivery.manager.ready_connections``). Nothing to do on SQLite.
+On PostgreSQL a fresh connection's first run of a statement waits for what a warm one has:
+asyncpg's look-up of the statement's types and PostgreSQL's first parse on a backend whose
+catalog caches are empty (the key look-up: 36-56 ms, docs/benchmarks.md 111 (d)). The app's
+lifespan readies these on pooled connections before the server accepts (``Database.ready``),
+and the delivery worker readies its own (``delivery.manager.ready_connections``); with the
+worker in process, on twice as many connections (app.py), since beside a hanging and a failing
+endpoint the worker held the four it readied and a request met a cold fifth (119, 125). A
+fresh process's very first requests still wait for Python's own first-use work (124). Nothing
+to do on SQLite.
 """
 
 from __future__ import annotations

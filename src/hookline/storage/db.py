@@ -49,6 +49,7 @@ READY_CONNECTIONS = 4
 __all__ = [
     "DATABASE_ERRORS",
     "PG_CONNECT_TIMEOUT_SECONDS",
+    "READY_CONNECTIONS",
     "Connection",
     "Database",
     "Preempted",
