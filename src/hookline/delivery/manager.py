@@ -570,9 +570,9 @@ async def analyze_young_tables(db: Database) -> bool:
     reads ``deliveries`` sequentially at that size (docs/benchmarks.md, 119). A role that
     does not own the tables gets PostgreSQL's warning and no statistics, as before;
     autovacuum analyzes them later either way."""
-    if not await db.fetch_all(queries.NEVER_ANALYZED_ON_POSTGRES, {}):
-        return False
-    async with db.read() as conn:
+    async with db.read() as conn:  # the look and the ANALYZE on one pooled connection
+        if not await fetch_all(conn, queries.NEVER_ANALYZED_ON_POSTGRES, {}):
+            return False
         await conn.execute(queries.ANALYZE_ON_POSTGRES)
     return True
 
