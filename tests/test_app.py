@@ -10,9 +10,11 @@ import pytest
 from fastapi import FastAPI
 
 from hookline.app import create_app
+from hookline.domain.readying import REQUEST_STATEMENTS
 from hookline.storage.db import READY_CONNECTIONS, Database
+from hookline.storage.statements import compiled_for
 from tests.conftest import make_settings
-from tests.support.postgres import PostgresServer, client_backends
+from tests.support.postgres import PostgresServer, client_backends, others_last_statements
 from tests.support.routes import http_routes
 
 
@@ -83,11 +85,15 @@ async def test_a_server_on_postgres_readies_connections_for_requests_as_it_start
     """Before the first request, the lifespan has opened ``READY_CONNECTIONS`` pooled
     connections and had each parse the API's statements (``domain.readying``): a fresh
     process's first requests paid for both, 36-56 ms for the key look-up alone. The worker is
-    off here, so nothing else opens them; a statement that did not parse would be logged."""
+    off here, so nothing else opens them or runs anything on them: each connection but the one
+    asking last parsed the readying's last statement, in order after the others, and a
+    statement that did not parse would be logged."""
     app = create_app(make_settings(pg_server.create_database()))
     with caplog.at_level(logging.WARNING, logger="hookline.storage"):
         async with app.router.lifespan_context(app):
-            assert await client_backends(app.state.db) >= READY_CONNECTIONS
+            db: Database = app.state.db
+            last = compiled_for(REQUEST_STATEMENTS[-1], db.connector.dialect).sql
+            assert await others_last_statements(db) == [last] * (READY_CONNECTIONS - 1)
     assert caplog.records == []
 
 

@@ -462,6 +462,19 @@ async def client_backends(db: Database) -> int:
         return int(await conn.scalar(_CLIENT_BACKENDS))
 
 
+_OTHERS_LAST_STATEMENTS = text(
+    "SELECT query FROM pg_stat_activity WHERE datname = current_database() "
+    "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+)
+
+
+async def others_last_statements(db: Database) -> list[str]:
+    """The text of the statement each other client connection on ``db``'s database ran (or
+    parsed) last: PostgreSQL reports a Parse message's text as the backend's activity."""
+    async with db.read() as conn:
+        return [row.query for row in (await conn.execute(_OTHERS_LAST_STATEMENTS)).all()]
+
+
 async def unanalyzed_tables(db: Database, names: Sequence[str]) -> set[str]:
     """Which of the tables ``names`` PostgreSQL has never analyzed (``reltuples`` still -1)."""
     async with db.read() as conn:
