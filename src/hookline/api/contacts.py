@@ -13,7 +13,7 @@ from hookline.api.pagination import (
     LimitQuery,
     OffsetQuery,
     decode_cursor,
-    page,
+    page_response,
     skipped,
 )
 from hookline.api.responses import JSONResponse
@@ -88,15 +88,15 @@ async def list_contacts(
         email=email.strip().lower() if email else None,
     )
     async with db.read() as conn:
-        rows = await domain.list_contacts(
+        found = await domain.contacts_page(
             conn,
             auth.account_id,
             filters,
-            limit=limit + 1,
+            limit=limit,
             before_id=decode_cursor(cursor),
             offset=skipped(cursor, offset),
         )
-    return page(request, rows, limit)
+    return page_response(request, found.items, limit, found.last_id)
 
 
 def _phone_filter(value: str | None) -> str | None:

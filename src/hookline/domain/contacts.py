@@ -6,13 +6,15 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+import orjson
+
 from hookline import ids
 from hookline.domain.events import event_row, record_event
 from hookline.errors import ValidationFailed
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database, fetch_one
 from hookline.storage.queries import contacts as queries
-from hookline.storage.statements import JointRows
+from hookline.storage.statements import JointRows, QueryShapes
 from hookline.timeutil import iso, utcnow
 
 REQUIRED_FIELDS = ("first_name", "phone_number")
@@ -99,6 +101,7 @@ async def _list_page(
     limit: int,
     before_id: str | None,
     offset: int | None,
+    shapes: QueryShapes = queries.LIST,
 ) -> list[Any]:
     shape = queries.ListShape(
         phone_number=filters.phone_number is not None,
@@ -116,7 +119,7 @@ async def _list_page(
         "limit": limit,
         "offset": offset,
     }
-    return (await conn.execute(queries.LIST.get(shape), params)).all()
+    return (await conn.execute(shapes.get(shape), params)).all()
 
 
 async def list_contacts(
@@ -155,6 +158,50 @@ async def list_contacts(
         if len(chunk) < _TAG_SCAN_CHUNK:
             return matched
         before_id = chunk[-1].id
+
+
+@dataclass(frozen=True, slots=True)
+class ContactPage:
+    """A page of ``GET /v1/contacts`` as the API answers it."""
+
+    items: list[Any]
+    """The contacts, each as ``contact_out`` has it: its dict, or the same object's JSON text as
+    SQLite wrote it (an ``orjson.Fragment``, which orjson writes as it is)."""
+    last_id: str | None
+    """The last item's id when more contacts follow (the next page's cursor), else None."""
+
+
+async def contacts_page(
+    conn: Connection,
+    account_id: str,
+    filters: ContactFilters,
+    *,
+    limit: int,
+    before_id: str | None = None,
+    offset: int | None = None,
+) -> ContactPage:
+    """``list_contacts``' first ``limit`` contacts for a response. On SQLite, without a tag
+    filter, each is read as the JSON SQLite writes (``queries.contact_json``): no row decoded,
+    no dict built, nothing for orjson to encode; if SQLite could not write every row so, the page
+    is read again the long way, as on PostgreSQL."""
+    if conn.dialect.name == "sqlite" and not filters.tags:
+        rows = await _list_page(
+            conn,
+            account_id,
+            filters,
+            limit=limit + 1,
+            before_id=before_id,
+            offset=offset,
+            shapes=queries.LIST_JSON,
+        )
+        texts = [row.json for row in rows[:limit]]
+        if None not in texts:
+            last_id = rows[limit - 1].id if len(rows) > limit else None
+            return ContactPage(list(map(orjson.Fragment, texts)), last_id)
+    found = await list_contacts(
+        conn, account_id, filters, limit=limit + 1, before_id=before_id, offset=offset
+    )
+    return ContactPage(found[:limit], found[limit - 1]["id"] if len(found) > limit else None)
 
 
 async def update_contact(

@@ -8,14 +8,17 @@ import random
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import asyncpg
+import orjson
 import pytest
+from sqlalchemy import text
 
 from hookline import ids
 from hookline.domain import contacts as domain
 from hookline.domain import keys
-from hookline.storage.connector import POSTGRES_DIALECT, SQLITE_DIALECT
+from hookline.storage.connector import POSTGRES_DIALECT, SQLITE_DIALECT, Connection
 from hookline.storage.db import Database
 from hookline.storage.models import contacts
 from hookline.storage.queries import contacts as queries
@@ -93,3 +96,83 @@ def test_postgresql_spells_the_timestamps_in_the_statement() -> None:
     assert compiled.sql.count("to_char(") == 2
     assert compiled.decode_at == ()
     assert "to_char(" not in queries.BY_ID.compiled(SQLITE_DIALECT).sql
+
+
+async def _long_way(
+    conn: Connection, account: str, filters: domain.ContactFilters, limit: int, **where: Any
+) -> tuple[bytes, str | None]:
+    found = await domain.list_contacts(conn, account, filters, limit=limit + 1, **where)
+    return orjson.dumps(found[:limit]), found[limit - 1]["id"] if len(found) > limit else None
+
+
+async def test_a_page_is_the_long_ways_first_contacts_and_where_the_next_starts(
+    db: Database,
+) -> None:
+    """``contacts_page`` (on SQLite each contact's JSON as SQLite writes it) answers what
+    ``list_contacts`` does: the same body, and the last id exactly when more follow, for a
+    walk by cursor, an offset, a filter, and a tag filter (read the long way on both)."""
+    async with db.begin() as conn:
+        account = await keys.create_account(conn, "pages")
+        at = datetime(2026, 11, 22, 15, 4, 5, 123456, tzinfo=UTC)
+        rows = [
+            {
+                **bare_contact(account, ids.contact_id(), at + timedelta(seconds=n)),
+                "first_name": f'Ada "{n}" \\ é\n',
+                "email": f"ada{n}@example.com" if n % 2 else None,
+                "tags": ["vip", f"t{n}"] if n % 3 else [],
+            }
+            for n in range(7)
+        ]
+        await conn.execute(contacts.insert(), rows)
+    everyone = domain.ContactFilters()
+    async with db.read() as conn:
+        walked: list[Any] = []
+        before_id: str | None = None
+        while True:
+            page = await domain.contacts_page(conn, account, everyone, limit=3, before_id=before_id)
+            expected = await _long_way(conn, account, everyone, 3, before_id=before_id)
+            assert (orjson.dumps(page.items), page.last_id) == expected
+            if db.is_sqlite:  # what makes it cheap: SQLite's text, not a dict
+                assert all(isinstance(item, orjson.Fragment) for item in page.items)
+            else:
+                assert all(isinstance(item, dict) for item in page.items)
+            walked += orjson.loads(orjson.dumps(page.items))
+            if page.last_id is None:
+                break
+            before_id = page.last_id
+        assert [c["id"] for c in walked] == [r["id"] for r in reversed(rows)]
+        for filters, offset in [
+            (everyone, 2),
+            (everyone, 7),
+            (domain.ContactFilters(search='"3"'), None),
+            (domain.ContactFilters(email="ada5@example.com"), None),
+            (domain.ContactFilters(tags=("vip",)), 1),
+        ]:
+            page = await domain.contacts_page(conn, account, filters, limit=2, offset=offset)
+            assert (orjson.dumps(page.items), page.last_id) == await _long_way(
+                conn, account, filters, 2, offset=offset
+            ), (filters, offset)
+
+
+async def test_a_page_with_a_row_sqlite_cannot_write_is_read_the_long_way(db: Database) -> None:
+    """A timestamp in another spelling (``CURRENT_TIMESTAMP``'s, as a hand-written UPDATE
+    leaves it): the page is the long way's, every contact in it spelled by ``iso``."""
+    async with db.begin() as conn:
+        account = await keys.create_account(conn, "odd")
+        at = datetime(2026, 11, 22, 15, 4, 5, 123456, tzinfo=UTC)
+        rows = [bare_contact(account, ids.contact_id(), at) for _ in range(3)]
+        await conn.execute(contacts.insert(), rows)
+        stored = "'2026-11-22 15:04:05'" if db.is_sqlite else "'2026-11-22 15:04:05+00'"
+        await conn.execute(
+            text(f"UPDATE contacts SET created_at = {stored} WHERE id = :id"),  # noqa: S608
+            {"id": rows[1]["id"]},
+        )
+    async with db.read() as conn:
+        page = await domain.contacts_page(conn, account, domain.ContactFilters(), limit=2)
+        assert (orjson.dumps(page.items), page.last_id) == await _long_way(
+            conn, account, domain.ContactFilters(), 2
+        )
+    assert [c["created_at"] for c in page.items] == [
+        "2026-11-22T15:04:05.123Z",
+        "2026-11-22T15:04:05.000Z",
+    ]
