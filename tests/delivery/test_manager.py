@@ -772,6 +772,29 @@ async def test_rate_limited_work_found_beside_a_claim_is_taken_with_the_slots_le
     assert [c.webhook_id for c in second] == [limited]
 
 
+async def test_a_failing_claim_on_postgres_raises_once_the_look_beside_it_has_finished(
+    pg_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look beside a claim runs in a task of its own while the claim runs in the round's:
+    a claim that fails raises its error only after that look has finished (what the look found
+    is remembered, and no statement is left running on a pooled connection)."""
+    account = await pg_env.account()
+    limited, _ = await pg_env.webhook(account, URL)
+    async with pg_env.db.begin() as conn:
+        await conn.execute(update(webhooks).where(webhooks.c.id == limited).values(rate_limit=100))
+    await pg_env.event(account)
+    await manager.dispatch_events(pg_env.db, now=utcnow())
+    memo = ClaimMemo(rate_limited_due=False)
+
+    async def failing_claim(source: Any, req: ClaimRequest) -> list[manager.Claim]:
+        raise ConnectionError("the claim failed")
+
+    monkeypatch.setattr(manager, "_claim_unlimited", failing_claim)
+    with pytest.raises(ConnectionError, match="the claim failed"):
+        await manager.claim_due(pg_env.db, replace(request(limit=4), memo=memo))
+    assert memo.rate_limited_due  # the look ran to its end and found the due work
+
+
 async def test_a_dispatch_on_postgres_holds_the_stream_lock_from_its_insert(pg_env: Env) -> None:
     """The fan-out's INSERT takes the stream's lock itself (no statement of its own): until the
     dispatch commits, no other dispatcher can number events; once it has, one can."""

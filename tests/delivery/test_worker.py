@@ -128,10 +128,19 @@ def _final_outcomes() -> tuple[float, ...]:
     )
 
 
+def _attempts_by_result() -> tuple[float, ...]:
+    return tuple(
+        REGISTRY.get_sample_value("hookline_delivery_attempts_total", {"result": result}) or 0.0
+        for result in ("success", "failure")
+    )
+
+
 async def test_the_deliveries_metric_counts_each_final_state_once(env: Env) -> None:
     # Counted per batch by outcome: an attempt followed by a retry is no final state, and a
-    # delivery that succeeded or failed for good counts once, under its own outcome.
+    # delivery that succeeded or failed for good counts once, under its own outcome. The
+    # attempts metric counts every attempt once, by its result (also per recorded batch).
     before = _final_outcomes()
+    attempts_before = _attempts_by_result()
     account = await env.account()
     async with Receiver() as healthy, Receiver() as failing:
         healthy.script([500])
@@ -150,6 +159,35 @@ async def test_the_deliveries_metric_counts_each_final_state_once(env: Env) -> N
         assert (len(healthy.requests), len(failing.requests)) == (3, 6)
     counted = tuple(a - b for a, b in zip(_final_outcomes(), before, strict=True))
     assert counted == (2, 2, 0)
+    attempts = tuple(a - b for a, b in zip(_attempts_by_result(), attempts_before, strict=True))
+    assert attempts == (2, 1 + 6)  # the healthy endpoint's 500, the failing one's six
+
+
+async def test_an_unexpected_error_in_an_attempt_is_recorded_as_a_retryable_failure(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bug while preparing an attempt must not strand its claim (the heartbeat would keep the
+    # lease alive forever): the attempt is recorded as failed, and the retry goes out.
+    account = await env.account()
+    async with Receiver() as receiver:
+        await env.webhook(account, receiver.url)
+        worker = await env.worker(**FAST_RETRIES)
+        body_of = worker._body
+        calls: list[str] = []
+
+        def broken_once(claim: manager.Claim) -> bytes:
+            calls.append(claim.delivery_id)
+            if len(calls) == 1:
+                raise RuntimeError("a bug")
+            return body_of(claim)
+
+        monkeypatch.setattr(worker, "_body", broken_once)
+        await env.event(account)
+        row = await env.delivery_where(lambda r: r.status == "succeeded")
+        assert len(receiver.requests) == 1
+    attempts = await env.attempts(row.id)
+    assert [(a.succeeded, a.status_code) for a in attempts] == [(False, None), (True, 204)]
+    assert "RuntimeError('a bug')" in attempts[0].error
 
 
 async def test_410_disables_the_webhook(env: Env) -> None:

@@ -288,12 +288,20 @@ async def _claim_on_postgres(db: Database, req: ClaimRequest) -> list[Claim]:
             return limited
         # One statement is a transaction of its own: one round trip, no BEGIN or COMMIT.
         return limited + await _claim_unlimited(db, rest)
-    looked, claimed = await asyncio.gather(
-        _any_rate_limited_due(db, req), _claim_unlimited(db, req), return_exceptions=True
-    )
-    if isinstance(claimed, BaseException):
-        raise claimed
-    if isinstance(looked, BaseException):
+    # The look in a task of its own, the claim in the caller's: the claim is the longer of the
+    # two, and each task between the caller and a result is a turn of the event loop to wait
+    # for, which under a drain's sends is milliseconds (docs/benchmarks.md, 137).
+    look = asyncio.create_task(_any_rate_limited_due(db, req))
+    try:
+        claimed = await _claim_unlimited(db, req)
+    except BaseException as exc:
+        if not isinstance(exc, Exception):
+            look.cancel()  # the round is cancelled (a stopping worker): so is its look
+        await asyncio.gather(look, return_exceptions=True)
+        raise
+    try:
+        looked = await look
+    except Exception:
         # The claims stand (their leases are taken): send them, and look first next round.
         req.memo.rate_limited_due = True
         return claimed
