@@ -574,8 +574,9 @@ async def analyze_young_tables(db: Database) -> bool:
     recorder read all of ``deliveries`` sequentially twice, so each round took longer than
     the one before (docs/benchmarks.md, 116). The statistics invalidate those plans on every
     connection, and the re-made claim (here from 200 rows' statistics) probes each webhook's
-    own index entries: the rounds stayed level over the window. The recorder's plan still
-    reads ``deliveries`` sequentially at that size (docs/benchmarks.md, 119). A role that
+    own index entries: the rounds stayed level over the window. The recorder locks its rows by
+    primary-key probes whatever the size (``queries.RECORD_ON_POSTGRES``; docs/benchmarks.md,
+    129); its UPDATE's plan may still read ``deliveries`` at that size (130). A role that
     does not own the tables gets PostgreSQL's warning and no statistics, as before;
     autovacuum analyzes them later either way."""
     async with db.read() as conn:  # the look and the ANALYZE on one pooled connection

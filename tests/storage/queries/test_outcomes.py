@@ -16,6 +16,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 import pytest
 from sqlalchemy import select
 
@@ -249,3 +250,97 @@ async def test_a_pooled_connection_plans_the_recorder_for_the_table_as_it_has_gr
     assert "Seq Scan on deliveries" in recorded[0]  # right for a table of one row
     whole = [n for n, plan in enumerate(recorded[1:], 2) if "Seq Scan on deliveries" in plan]
     assert whole == [], f"batches {whole} read the whole table"
+
+
+def _node_types(plan: dict[str, Any]) -> list[str]:
+    """The node types of ``plan`` and every node below it."""
+    return [plan["Node Type"], *(t for child in plan.get("Plans", []) for t in _node_types(child))]
+
+
+async def test_the_recorders_cached_plan_locks_deliveries_by_their_key_however_young_the_table(
+    pg_db: Database,
+) -> None:
+    """A young database's ``deliveries`` is analyzed at a few hundred rows
+    (``manager.analyze_young_tables``), and each pooled connection then runs the recorder by a
+    generic plan made at its sixth batch, for the rest of the window while the table grows.
+    Its ``locked`` rows must be read by ``pk_deliveries`` in that plan, and a generic plan
+    must be made at all for the small batches of a light load. With ``id =
+    ANY(:a_delivery_id)`` PostgreSQL planned a sequential scan at 300 rows (ten probes of an
+    array of unknown length against one pass over ten pages), which read the whole table at
+    every batch as it grew (docs/benchmarks.md, 129): this fails with it. With the LATERAL
+    probes costed at ten ids (no ``LIMIT cardinality(..)``), batches of two were planned
+    afresh at every run, never by a generic plan: this fails with that too."""
+    account = (await new_account(pg_db)).id
+    now = utcnow()
+    hook = webhook_row(account, now, is_active=True)
+    event = event_row(account, now, "contact.created", {})
+    first = {
+        "id": ids.delivery_id(),
+        "account_id": account,
+        "webhook_id": hook["id"],
+        "event_id": event["id"],
+        "event_type": event["type"],
+        "status": "pending",
+        "attempts": 0,
+        "next_attempt_at": now,
+        "leased_by": WORKER,
+        "leased_until": now + timedelta(seconds=30),
+        "created_at": now,
+        "updated_at": now,
+    }
+    await replace_rows(pg_db, account, [hook], [event], [first])
+    plans: list[str] = []
+    connector = pg_db.connector
+    assert isinstance(connector, PostgresConnector)
+    async with connector.connection() as raw:  # the pool's one connection, kept idle after
+        young = await raw.fetch(  # a young table: 300 rows, analyzed
+            "INSERT INTO deliveries (id, account_id, webhook_id, event_id, event_type, status,"
+            " attempts, next_attempt_at, leased_by, leased_until, created_at, updated_at)"
+            " SELECT $1 || g, account_id, webhook_id, event_id, event_type, status, attempts,"
+            " next_attempt_at, leased_by, leased_until, created_at, updated_at"
+            " FROM deliveries, generate_series(1, 299) AS g WHERE id = $2 RETURNING id",
+            f"{first['id']}-",
+            first["id"],
+        )
+        await raw.execute("ANALYZE deliveries")
+        await raw.execute(
+            "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; "
+            "SET auto_explain.log_level = notice; SET auto_explain.log_format = json"
+        )
+        raw.add_log_listener(lambda _conn, message: plans.append(str(message)))
+        used = await raw.fetchval("SELECT pg_backend_pid()")
+
+    for start in range(0, 7 * 2, 2):  # batches 1-5: custom plans; 6: the generic one, kept
+        batch = [
+            AttemptRecord(
+                row["id"],
+                str(hook["id"]),
+                AttemptResult(started_at=now, duration_ms=3, status_code=204),
+                Decision("succeeded"),
+                None,
+            )
+            for row in young[start : start + 2]
+        ]
+        summary = await manager.record_outcomes(
+            pg_db, WORKER, batch, now=now, disable_after=timedelta(days=3)
+        )
+        assert summary.recorded == len(batch)
+    recorded = [plan for plan in plans if "WITH outcome AS" in plan]  # the batches' plans
+    async with connector.connection() as raw:
+        assert await raw.fetchval("SELECT pg_backend_pid()") == used  # one connection all along
+        generic = await raw.fetchval(
+            "SELECT generic_plans FROM pg_prepared_statements WHERE statement = $1",
+            sql.RECORD_ON_POSTGRES.compiled(pg_db.dialect).sql,
+        )
+    assert generic == 2  # batches 6 and 7
+    assert len(recorded) == 7, plans
+    for n, logged in enumerate(recorded, 1):
+        explained = orjson.loads(logged[logged.index("{") :])
+        locked = [
+            node
+            for node in explained["Plan"].get("Plans", [])
+            if node.get("Subplan Name") == "CTE locked"
+        ]
+        assert len(locked) == 1, explained
+        assert "Seq Scan" not in _node_types(locked[0]), f"batch {n}: {locked[0]}"
+        assert "Index Scan" in _node_types(locked[0]), f"batch {n}: {locked[0]}"

@@ -871,7 +871,8 @@ HEAL = Query(
 # PostgreSQL: a whole batch of outcomes as ONE statement, in autocommit when nothing is left
 # for Python to decide (every attempt succeeded), else the first statement of the recorder's
 # transaction. It does what the SQLite form does in six (``manager._store_on_sqlite``):
-#   locked   the deliveries' rows, FOR UPDATE, as they are now (a deleted one is skipped);
+#   locked   the deliveries' rows, FOR UPDATE, as they are now (a deleted one is skipped), one
+#            primary-key probe per id, in id order (below);
 #   stored   the outcomes of deliveries that still exist, and whether this worker still holds
 #            each one's lease (``owned``: leased_by is the worker, status still pending);
 #   attempts every stored attempt, in batch order;
@@ -885,6 +886,20 @@ HEAL = Query(
 #   healed   the webhooks whose every stored attempt succeeded (``HEAL``);
 # and returns one row per stored outcome: its ordinal ``n`` in the batch and, when its delivery
 # just failed for good, the delivery (for ``delivery.exhausted``), else NULLs.
+#
+# ``locked`` reads each delivery in a LATERAL subquery of its own (planned apart, one id a run),
+# not by ``id = ANY(:a_delivery_id)``: each pooled connection runs its cached generic plan,
+# made at the sixth run on the table as it was then, and for ``= ANY`` of an array of unknown
+# length PostgreSQL costs ten index probes against one pass over a few pages, so a plan made
+# at a few hundred rows (a young database's, just analyzed: ``manager.analyze_young_tables``)
+# read all of ``deliveries`` sequentially at every batch while the table grew (11 ms a batch
+# at 6,300 rows, 0.1 ms by the key; docs/benchmarks.md, 129). One probe by the key costs less
+# than a pass from ~200 rows on. ``LIMIT cardinality(..)`` changes no result (the distinct ids
+# are never more): it is how the generic plan counts the ids, as one (a tenth of the array's
+# ten), where the custom plans count them exactly; costed at ten probes, the generic plan cost
+# more than a small batch's custom plans and PostgreSQL planned every run afresh, ~1 ms each.
+# ``moved``'s UPDATE still joins by ``id`` and may read the table (its planner counts this
+# worker's leased rows as one; docs/benchmarks.md, 130).
 _OUTCOME_ATTEMPT_NAMES: tuple[str, ...] = ("delivery_id", "webhook_id", "started_at")
 _OUTCOME_ATTEMPT_NAMES += ("duration_ms", "status_code", "error", "response_body", "succeeded")
 _OUTCOME_NAMES = (*_OUTCOME_ATTEMPT_NAMES, "status", "next_attempt_at", "second", "rollup_status")
@@ -899,7 +914,13 @@ WITH outcome AS (
             n)
 ),
 locked AS (
-    SELECT id, leased_by, status FROM deliveries WHERE id = ANY(:a_delivery_id) FOR UPDATE
+    SELECT found.id, found.leased_by, found.status
+    FROM (SELECT DISTINCT delivery_id FROM unnest(:a_delivery_id) AS wanted(delivery_id)
+        ORDER BY delivery_id LIMIT cardinality(:a_delivery_id)) AS wanted
+    CROSS JOIN LATERAL (
+        SELECT id, leased_by, status FROM deliveries WHERE deliveries.id = wanted.delivery_id
+        FOR UPDATE
+    ) AS found
 ),
 stored AS (
     SELECT outcome.*,
