@@ -173,21 +173,13 @@ async def test_both_forms_of_the_recorder_store_the_same_outcomes(pg_db: Databas
     assert refused > SCENARIOS / 4 and exhausted > SCENARIOS / 4
 
 
-async def test_a_pooled_connection_plans_the_recorder_for_the_table_as_it_has_grown(
-    pg_db: Database,
-) -> None:
-    """A worker's first batch meets an almost empty ``deliveries``; a drain then fills it. The
-    pooled connection that recorded that first batch must plan the later ones for the table as
-    it is: its ``locked`` rows through ``pk_deliveries``, not by reading the whole table.
-    PostgreSQL's default plan cache does (five custom plans, then a generic one made from the
-    sixth call). ``plan_cache_mode = force_generic_plan`` on the pool's connections, tried for
-    the worker (docs/benchmarks.md, 89), made the generic plan at the first call and kept its
-    Seq Scan of deliveries for every batch of the drain: this fails with it."""
-    account = (await new_account(pg_db)).id
+async def _one_leased_delivery(db: Database) -> tuple[datetime, dict[str, Any], dict[str, Any]]:
+    """A fresh account's webhook, event and one delivery of it leased by ``WORKER``: the time
+    they were made at, the webhook's row and the delivery's."""
+    account = (await new_account(db)).id
     now = utcnow()
     hook = webhook_row(account, now, is_active=True)
     event = event_row(account, now, "contact.created", {})
-
     first = {
         "id": ids.delivery_id(),
         "account_id": account,
@@ -202,7 +194,21 @@ async def test_a_pooled_connection_plans_the_recorder_for_the_table_as_it_has_gr
         "created_at": now,
         "updated_at": now,
     }
-    await replace_rows(pg_db, account, [hook], [event], [first])
+    await replace_rows(db, account, [hook], [event], [first])
+    return now, hook, first
+
+
+async def test_a_pooled_connection_plans_the_recorder_for_the_table_as_it_has_grown(
+    pg_db: Database,
+) -> None:
+    """A worker's first batch meets an almost empty ``deliveries``; a drain then fills it. The
+    pooled connection that recorded that first batch must plan the later ones for the table as
+    it is: its ``locked`` rows through ``pk_deliveries``, not by reading the whole table.
+    PostgreSQL's default plan cache does (five custom plans, then a generic one made from the
+    sixth call). ``plan_cache_mode = force_generic_plan`` on the pool's connections, tried for
+    the worker (docs/benchmarks.md, 89), made the generic plan at the first call and kept its
+    Seq Scan of deliveries for every batch of the drain: this fails with it."""
+    now, hook, first = await _one_leased_delivery(pg_db)
     plans: list[str] = []
     connector = pg_db.connector
     assert isinstance(connector, PostgresConnector)
@@ -270,25 +276,7 @@ async def test_the_recorders_cached_plan_locks_deliveries_by_their_key_however_y
     every batch as it grew (docs/benchmarks.md, 129): this fails with it. With the LATERAL
     probes costed at ten ids (no ``LIMIT cardinality(..)``), batches of two were planned
     afresh at every run, never by a generic plan: this fails with that too."""
-    account = (await new_account(pg_db)).id
-    now = utcnow()
-    hook = webhook_row(account, now, is_active=True)
-    event = event_row(account, now, "contact.created", {})
-    first = {
-        "id": ids.delivery_id(),
-        "account_id": account,
-        "webhook_id": hook["id"],
-        "event_id": event["id"],
-        "event_type": event["type"],
-        "status": "pending",
-        "attempts": 0,
-        "next_attempt_at": now,
-        "leased_by": WORKER,
-        "leased_until": now + timedelta(seconds=30),
-        "created_at": now,
-        "updated_at": now,
-    }
-    await replace_rows(pg_db, account, [hook], [event], [first])
+    now, hook, first = await _one_leased_delivery(pg_db)
     plans: list[str] = []
     connector = pg_db.connector
     assert isinstance(connector, PostgresConnector)
