@@ -24,9 +24,10 @@ from hookline.storage.db import READY_CONNECTIONS, fetch_all
 from hookline.storage.models import attempt_rollups, deliveries, events, webhooks, workers
 from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
+from hookline.storage.queries.workers import NOTIFY
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env, ago
-from tests.support.postgres import client_backends, unanalyzed_tables
+from tests.support.postgres import client_backends, others_last_statements, unanalyzed_tables
 from tests.support.waiting import eventually
 
 URL = "http://127.0.0.1:9/hook"
@@ -940,11 +941,15 @@ async def test_readying_on_postgres_opens_connections_and_parses_the_workers_sta
 ) -> None:
     """``ready_connections`` opens ``READY_CONNECTIONS`` pooled connections and has each parse
     the worker's statements (a fresh server's first events paid for both: 60-100 ms, a
-    window's p99). Every statement of the list parses: one that did not would be logged."""
+    window's p99). Every statement of the list parses: one that did not would be logged, and
+    each readied connection but the one asking last parsed the list's last statement, in order
+    after the others."""
     with caplog.at_level("WARNING", logger="hookline.storage"):
         await manager.ready_connections(pg_env.db, per_endpoint=8)
     assert caplog.records == []
     assert await client_backends(pg_env.db) >= READY_CONNECTIONS
+    last = NOTIFY.compiled(pg_env.db.dialect).sql  # the worker's readying ends with the wake-up
+    assert (await others_last_statements(pg_env.db)).count(last) >= READY_CONNECTIONS - 1
 
 
 async def test_a_young_databases_delivery_tables_are_analyzed_once(pg_env: Env) -> None:
