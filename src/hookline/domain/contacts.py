@@ -164,7 +164,7 @@ async def list_contacts(
 class ContactPage:
     """A page of ``GET /v1/contacts`` as the API answers it."""
 
-    items: list[Any]
+    items: list[dict[str, Any]] | list[orjson.Fragment]
     """The contacts, each as ``contact_out`` has it: its dict, or the same object's JSON text as
     SQLite wrote it (an ``orjson.Fragment``, which orjson writes as it is)."""
     last_id: str | None
