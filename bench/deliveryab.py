@@ -7,7 +7,10 @@ backend and number of workers, every variant gets a fresh database with one webh
 receiver) and ``--events`` undispatched events, then ``--workers`` ``hookline worker``
 processes of its build (one: the server core; two: one per core, as in ``bench.delivery``).
 The figures are the receipts' rate (first to last receipt) and the workers' CPU per delivery
-from the first receipt on (start-up excluded), medians over ``BENCH_ROUNDS`` (default 3). Each
+from the first receipt on (start-up excluded), medians over ``BENCH_ROUNDS`` (default 3), with
+each side's share of the drain on a core and waiting for one (busy / run queue: the workers',
+and the load core's, the receiver and PostgreSQL; a run queue there means that core, not the
+worker's rounds, bounds the drain: bench/commentary.md 157). Each
 round also runs the bare aiohttp client loop (``bench.clientloop``, on the server core, to the
 same receiver, ``--events`` requests), the ceiling ``bench.delivery`` compares with: the table
 gives each variant's median rate against the loop's median ("vs loop", target >= 0.5x with one
@@ -73,15 +76,30 @@ def _profile(proc: Proc, name: str) -> subprocess.Popen[bytes]:
     )
 
 
-def _load_cpu(receiver: Proc, postmaster: int | None) -> float:
-    """CPU seconds so far of the receiver and PostgreSQL's live processes (the load core)."""
+def _load_pids(receiver: Proc, postmaster: int | None) -> list[int]:
+    """The receiver and PostgreSQL's live processes: what runs on the load core."""
     pids = [receiver.process.pid]
     if postmaster is not None:
         pids += [postmaster, *children_of(postmaster)]
+    return pids
+
+
+def _load_cpu(receiver: Proc, postmaster: int | None) -> float:
+    """CPU seconds so far of the receiver and PostgreSQL's live processes (the load core)."""
     total = 0.0
-    for pid in pids:
+    for pid in _load_pids(receiver, postmaster):
         with contextlib.suppress(OSError, ValueError, IndexError):
             total += cpu_seconds(pid)
+    return total
+
+
+def _load_runqueue(receiver: Proc, postmaster: int | None) -> float:
+    """Seconds the load core's processes so far spent runnable but waiting for a core
+    (``_runqueue_seconds``): with their CPU, whether that core was the drain's bound."""
+    total = 0.0
+    for pid in _load_pids(receiver, postmaster):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += _runqueue_seconds(pid)
     return total
 
 
@@ -95,7 +113,7 @@ def _runqueue_seconds(pid: int) -> float:
     return total / 1e9
 
 
-Drain = tuple[float, float, int, float, float, float]
+Drain = tuple[float, float, int, float, float, float, float, float, float]
 
 
 def _drain(
@@ -111,7 +129,9 @@ def _drain(
     """Of one drain: deliveries/s, worker CPU µs per delivery, duplicates, the receiver's and
     PostgreSQL's CPU µs per delivery, and each worker's share of the drain on a core (busy) and
     runnable but waiting for one (run queue): busy well below 1 with a small run-queue share
-    means the worker waited on I/O (the database, the receiver), not for CPU."""
+    means the worker waited on I/O (the database, the receiver), not for CPU. Last, the same
+    two shares of the receiver's and PostgreSQL's processes together (the load core's), and the
+    receiver's own CPU µs per delivery (the load core's figure less it is PostgreSQL's)."""
     # Each build migrates its own database: the schema is part of what is compared (an index
     # of one build must not speed up the other's claims).
     subprocess.run(
@@ -139,12 +159,17 @@ def _drain(
         cpu0 = sum(cpu_seconds(p.process.pid) for p in started)
         queued0 = sum(_runqueue_seconds(p.process.pid) for p in started)
         load0 = _load_cpu(receiver, postmaster)
+        received0 = cpu_seconds(receiver.process.pid)
+        waited0 = _load_runqueue(receiver, postmaster)
         count0, clock0 = receiver_stats(receiver, name)["count"], time.monotonic()
         stats = wait_received(receiver, name, events)
         cpu1 = sum(cpu_seconds(p.process.pid) for p in started)
         queued1 = sum(_runqueue_seconds(p.process.pid) for p in started)
         load1 = _load_cpu(receiver, postmaster)
-        wall = max(1e-9, (time.monotonic() - clock0) * workers)
+        received1 = cpu_seconds(receiver.process.pid)
+        waited1 = _load_runqueue(receiver, postmaster)
+        elapsed = max(1e-9, time.monotonic() - clock0)
+        wall = elapsed * workers
     finally:
         for spy in spies:
             spy.send_signal(signal.SIGINT)
@@ -159,7 +184,17 @@ def _drain(
     if lost:
         print(f"  {name}: {lost} LOST", flush=True)
     load = (load1 - load0) * 1e6 / delivered
-    return rate, per, stats["duplicates"], load, (cpu1 - cpu0) / wall, (queued1 - queued0) / wall
+    return (
+        rate,
+        per,
+        stats["duplicates"],
+        load,
+        (cpu1 - cpu0) / wall,
+        (queued1 - queued0) / wall,
+        (load1 - load0) / elapsed,
+        (waited1 - waited0) / elapsed,
+        (received1 - received0) * 1e6 / delivered,
+    )
 
 
 def _table(
@@ -173,9 +208,9 @@ def _table(
     print(
         "| backend | workers | variant | deliveries/s | vs first | vs loop | vs 1 worker"
         " | worker CPU µs/delivery | receiver + PostgreSQL CPU µs/delivery"
-        " | worker busy / run queue |"
+        " | worker busy / run queue | load core busy / run queue |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     rate_of = {key: statistics.median(r[0] for r in got) for key, got in runs.items()}
     for backend in backends:
         for workers in counts:
@@ -189,11 +224,13 @@ def _table(
                 load = statistics.median(r[3] for r in got)
                 busy = statistics.median(r[4] for r in got)
                 queued = statistics.median(r[5] for r in got)
+                load_busy = statistics.median(r[6] for r in got)
+                load_queued = statistics.median(r[7] for r in got)
                 print(
                     f"| {backend} | {workers} | {variant} | {rate:,.0f} | {rate / first:.2f}x"
                     f" | {rate / loop:.2f}x | {scale}"
                     f" | {cpu:,.0f} ({' '.join(f'{r[1]:.0f}' for r in got)}) | {load:,.0f}"
-                    f" | {busy:.2f} / {queued:.2f} |"
+                    f" | {busy:.2f} / {queued:.2f} | {load_busy:.2f} / {load_queued:.2f} |"
                 )
 
 
@@ -251,7 +288,9 @@ def main() -> int:
                             print(
                                 f"  {tag}: {result[0]:,.0f}/s {result[1]:,.0f} µs/delivery"
                                 f" dup={result[2]} load core {result[3]:,.0f} µs/delivery"
-                                f" worker busy {result[4]:.2f} run queue {result[5]:.2f}",
+                                f" worker busy {result[4]:.2f} run queue {result[5]:.2f}"
+                                f" load core busy {result[6]:.2f} run queue {result[7]:.2f}"
+                                f" (receiver {result[8]:,.0f} µs/delivery)",
                                 flush=True,
                             )
     finally:
