@@ -7,6 +7,9 @@ order."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import random
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -429,3 +432,51 @@ async def test_prepare_on_sqlite_does_nothing(tmp_path: Path) -> None:
         await database.prepare([text("SELEC 1")], connections=3)  # not even parsed
     finally:
         await database.dispose()
+
+
+def _temporary_files_open() -> list[str]:
+    """SQLite's temporary files this process has open (unlinked at once, so named
+    ``etilqs_... (deleted)``): a statement journal spilled past its 64 KiB in memory."""
+    fds = Path("/proc/self/fd")
+    targets = []
+    for fd in fds.iterdir():
+        with contextlib.suppress(OSError):  # the listing's own descriptor, closed by now
+            targets.append(os.readlink(fd))
+    return [target for target in targets if "etilqs_" in target]
+
+
+async def test_a_batch_of_rows_alone_keeps_no_statement_journal_after_each_statement(
+    sqlite_db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Queued rows that are their batch's only work run with no SAVEPOINT around them: each
+    statement's journal ends with it. In a SAVEPOINT SQLite kept the original of every page
+    the batch changed to the RELEASE, and rows spread over a table's index pages (e-mails and
+    phone numbers in no order) took it past 64 KiB: a temporary file, made and unlinked each
+    batch."""
+    account = await new_account(sqlite_db)
+
+    def spread(n: int) -> JointRows:
+        _contact, joint = contacts_domain.contact_creation(
+            account.id,
+            {
+                "first_name": f"Ada {n}",
+                "phone_number": f"+1555{random.randrange(10**7):07d}",
+                "email": f"{random.randrange(10**9)}@example.com",
+            },
+        )
+        return joint
+
+    for _ in range(10):  # pages for the rows to land among
+        await asyncio.gather(*(sqlite_db.commit_rows(spread(n)) for n in range(200)))
+    spilled: list[list[str]] = []
+    run_together = connector_module.SQLiteConnection.run_together
+
+    def looked(self: connector_module.SQLiteConnection, joints: Any) -> None:
+        run_together(self, joints)
+        spilled.append(_temporary_files_open())  # before any RELEASE or COMMIT
+
+    monkeypatch.setattr(connector_module.SQLiteConnection, "run_together", looked)
+    joints = [spread(n) for n in range(60)]
+    await asyncio.gather(*(sqlite_db.commit_rows(joint) for joint in joints))
+    assert spilled and all(files == [] for files in spilled), spilled
+    assert {joint.rows[0]["id"] for joint in joints} <= await _stored_contacts(sqlite_db)()

@@ -453,6 +453,14 @@ class _Batch:
             if not joined.done():
                 joined.set_result(None)
 
+    def abandon(self) -> None:
+        """ROLLBACK, keeping nothing of the batch, and let the next process's writer go."""
+        try:
+            self.raw.rollback()  # a no-op if SQLite already rolled back (a full disk)
+        finally:
+            if self._turnstile is not None:
+                self._turnstile.release()
+
     def _commit_and_hand_over(self) -> None:
         """COMMIT (or, if it fails, ROLLBACK), then let the next process's writer go, all on
         the helper thread: handing over from the loop waited until the loop, busy with other
@@ -473,29 +481,56 @@ _QueuedJoint = tuple[list[tuple[str, Sequence[Any]]], "asyncio.Future[None]"]
 
 
 def _write_joints(batch: _Batch, queued: list[_QueuedJoint]) -> None:
-    """Every queued caller's rows in ``batch``; a caller whose rows were refused is told now,
-    the others join ``batch.joined`` and are told of its COMMIT.
+    """Every queued caller's rows in ``batch``, which holds other work too; a caller whose rows
+    were refused is told now, the others join ``batch.joined`` and are told of its COMMIT.
 
     All of them in one SAVEPOINT first: a SAVEPOINT and a RELEASE per caller were half the
     statements run while the writer is held. Should a constraint refuse any row (rare: the ids
-    are new), back to that SAVEPOINT and again, each caller in a SAVEPOINT of its own, so that
-    only the refused caller fails.
+    are new), back to that SAVEPOINT and again, each caller in a SAVEPOINT of its own
+    (``_write_each``), so that only the refused caller fails.
     """
     try:
         with savepoint(batch.raw, "joints"):
             batch.conn.run_together([rendered for rendered, _ in queued])
     except Exception:
-        for rendered, placed in queued:
-            try:
-                with savepoint(batch.raw, "unit"):
-                    batch.conn.run_rendered(rendered)
-            except Exception as exc:  # these rows refused: this caller's alone
-                if not placed.done():
-                    placed.set_exception(exc)
-            else:
-                batch.joined.append(placed)
+        _write_each(batch, queued)
         return
     batch.joined.extend(placed for _, placed in queued)
+
+
+def _wrote_alone(batch: _Batch, queued: list[_QueuedJoint]) -> bool:
+    """Every queued caller's rows in ``batch``, a transaction that holds nothing else, with no
+    SAVEPOINT: True once written (the callers join ``batch.joined``). False if any row was
+    refused: the batch is then rolled back whole (``_Batch.abandon``) and nobody is told yet.
+
+    Why no SAVEPOINT: inside one, SQLite journals the original of every page the batch's
+    INSERTs change until the RELEASE, and past 64 KiB it spills that journal to a temporary
+    file: in a batch of 30 POSTs, a file created, written page by page (~50 writes) and
+    unlinked every batch, ~15 µs of CPU a POST in a loop (bench/commentary.md, 144). With no
+    SAVEPOINT open nothing is kept past each statement. What the SAVEPOINT was for, undoing
+    the rows on a refusal, is the ROLLBACK here, since nothing else is in the transaction.
+    """
+    try:
+        batch.conn.run_together([rendered for rendered, _ in queued])
+    except Exception:
+        batch.abandon()
+        return False
+    batch.joined.extend(placed for _, placed in queued)
+    return True
+
+
+def _write_each(batch: _Batch, queued: list[_QueuedJoint]) -> None:
+    """Each queued caller's rows in a SAVEPOINT of its own: a caller whose rows are refused is
+    told now, alone; the others join ``batch.joined``."""
+    for rendered, placed in queued:
+        try:
+            with savepoint(batch.raw, "unit"):
+                batch.conn.run_rendered(rendered)
+        except Exception as exc:  # these rows refused: this caller's alone
+            if not placed.done():
+                placed.set_exception(exc)
+        else:
+            batch.joined.append(placed)
 
 
 class _GroupCommit:
@@ -591,6 +626,7 @@ class _GroupCommit:
         finally:
             self._queued -= 1
         try:
+            alone = self._batch is None  # a batch of these rows only, opened here
             try:
                 batch = self._batch or await self._open()
             except BaseException as exc:
@@ -598,8 +634,17 @@ class _GroupCommit:
                 return
             # Taken after the open: rows queued while this waited for the writer join this run.
             queued, self._joints = self._joints, []
+            if not alone:
+                _write_joints(batch, queued)
+            elif not _wrote_alone(batch, queued):  # a row refused, the batch rolled back
+                self._batch = None
+                try:
+                    batch = await self._open()
+                except BaseException as exc:
+                    self._fail(queued, exc)
+                    return
+                _write_each(batch, queued)
             batch.units += len(queued)
-            _write_joints(batch, queued)
             if self._queued == 0 or batch.units >= self.MAX_UNITS:
                 self._batch = None
                 # A failed COMMIT reaches every caller through batch.done.
@@ -610,6 +655,10 @@ class _GroupCommit:
 
     def _fail_queued_joints(self, exc: BaseException) -> None:
         queued, self._joints = self._joints, []
+        self._fail(queued, exc)
+
+    @staticmethod
+    def _fail(queued: list[_QueuedJoint], exc: BaseException) -> None:
         for _, placed in queued:
             if placed.done():  # its caller was cancelled
                 continue
