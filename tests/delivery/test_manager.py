@@ -952,14 +952,41 @@ async def test_readying_on_postgres_opens_connections_and_parses_the_workers_sta
     assert (await others_last_statements(pg_env.db)).count(last) >= READY_CONNECTIONS - 1
 
 
-async def test_a_young_databases_delivery_tables_are_analyzed_once(pg_env: Env) -> None:
+async def test_a_young_databases_delivery_tables_are_analyzed_while_they_grow(
+    pg_env: Env,
+) -> None:
     """``analyze_young_tables`` analyzes ``deliveries`` and ``events`` when PostgreSQL never has
     (until then each connection's cached generic plans are those made for a table of a few
-    pages, which walked the bad endpoints' backlogs: commentary 116), and only then."""
+    pages, which walked the bad endpoints' backlogs: commentary 116), and again once one has
+    grown by half since (the plans made at a few pages read it whole: 152), and only then."""
     tables = ("deliveries", "events")
+    account = await pg_env.account()
+
+    async def add_events(n: int) -> None:
+        now = utcnow()
+        rows = [
+            {
+                "id": f"evt_{account}_{now.timestamp()}_{i}",
+                "account_id": account,
+                "type": "contact.created",
+                "data": {"n": i},
+                "created_at": now,
+                "dispatched": True,
+            }
+            for i in range(n)
+        ]
+        async with pg_env.db.begin() as conn:
+            await conn.execute(events.insert(), rows)
+
+    await add_events(100)
     assert await unanalyzed_tables(pg_env.db, tables) == set(tables)  # a fresh database
     assert await manager.analyze_young_tables(pg_env.db) is True
     assert await unanalyzed_tables(pg_env.db, tables) == set()
+    assert await manager.analyze_young_tables(pg_env.db) is False  # as it was analyzed
+    await add_events(20)  # not by half
+    assert await manager.analyze_young_tables(pg_env.db) is False
+    await add_events(200)
+    assert await manager.analyze_young_tables(pg_env.db) is True
     assert await manager.analyze_young_tables(pg_env.db) is False
 
 

@@ -24,7 +24,6 @@ from hookline.domain import deliveries as deliveries_domain
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import CONTACT, Env, new_secret
-from tests.support.postgres import unanalyzed_tables
 from tests.support.receiver import Receiver, Reply
 from tests.support.waiting import eventually
 
@@ -496,13 +495,15 @@ async def test_a_worker_on_postgres_readies_connections_before_its_first_round(
     assert calls[0] == "ready" and calls.count("ready") == 1
 
 
-async def test_a_worker_analyzes_young_delivery_tables_once_its_rounds_made_enough_rows(
+async def test_a_worker_analyzes_young_delivery_tables_as_its_rounds_make_rows(
     env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """On PostgreSQL the worker has the delivery tables analyzed (if PostgreSQL never has) once
-    its rounds made ``YOUNG_ROWS`` deliveries, and looks only once; on SQLite never (its
-    statements have no cached generic plans to mend)."""
+    """On PostgreSQL the worker looks whether the delivery tables are young (and if so has them
+    analyzed) once its rounds made ``YOUNG_ROWS`` deliveries, again at ``YOUNG_GROWTH`` times
+    as many after a look that analyzed, and no more after one that did not; on SQLite never
+    (its statements have no cached generic plans to mend)."""
     monkeypatch.setattr(manager, "YOUNG_ROWS", 3)
+    monkeypatch.setattr(manager, "YOUNG_GROWTH", 2)
     calls: list[bool | None] = []
     analyze = manager.analyze_young_tables
 
@@ -510,6 +511,9 @@ async def test_a_worker_analyzes_young_delivery_tables_once_its_rounds_made_enou
         calls.append(None)  # called, whatever it then does
         done = calls[-1] = await analyze(db)
         return done
+
+    async def looked() -> list[bool | None]:
+        return list(calls)
 
     monkeypatch.setattr(manager, "analyze_young_tables", counted)
     account = await env.account()
@@ -523,17 +527,23 @@ async def test_a_worker_analyzes_young_delivery_tables_once_its_rounds_made_enou
         await env.event(account)
         await receiver.wait_for(3)
         if env.db.is_sqlite:
-            for _ in range(3):
+            for _ in range(9):
                 await env.event(account)
-            await receiver.wait_for(6)
+            await receiver.wait_for(12)
             assert calls == []
             return
-        tables = ("deliveries", "events")
-        await eventually(lambda: unanalyzed_tables(env.db, tables), lambda left: not left)
+        # Never analyzed: analyzed now.
+        await eventually(looked, lambda seen: seen == [True], what="the first look")
         for _ in range(3):
             await env.event(account)
         await receiver.wait_for(6)
-    assert calls == [True]
+        # Six rows fit the pages the statistics know: nothing to do, and no look after this one.
+        await eventually(looked, lambda seen: len(seen) == 2 and seen[1] is not None)
+        assert calls == [True, False]
+        for _ in range(6):
+            await env.event(account)
+        await receiver.wait_for(12)
+    assert calls == [True, False]
 
 
 async def test_an_outage_in_the_next_due_look_is_no_traceback(

@@ -555,14 +555,19 @@ async def ready_connections(
     await db.ready(statements, of="the delivery worker", connections=connections)
 
 
-# PostgreSQL: how many delivery rows a worker's rounds make before it looks whether the
-# delivery tables were ever analyzed (``analyze_young_tables``).
+# PostgreSQL: how many delivery rows a worker's rounds make before it first looks whether the
+# delivery tables are young (``analyze_young_tables``), and by how much that count then grows
+# before each next look, for as long as the looks analyze.
 YOUNG_ROWS = 200
+YOUNG_GROWTH = 2
 
 
 async def analyze_young_tables(db: Database) -> bool:
-    """PostgreSQL: ``ANALYZE`` the delivery tables if PostgreSQL never has (a young database);
-    whether it did. ``Worker`` calls it once, after its rounds made ``YOUNG_ROWS`` deliveries.
+    """PostgreSQL: ``ANALYZE`` the delivery tables if PostgreSQL never has, or if one has half
+    as many pages again as when it last did (a young database, growing); whether it did.
+    ``Worker`` calls it once its rounds made ``YOUNG_ROWS`` deliveries, and again each time
+    they made ``YOUNG_GROWTH`` times as many, until a call analyzes nothing (the statistics
+    keep up: autovacuum's, or an old table's).
 
     Why: each pooled connection runs the worker's statements by PostgreSQL's cached generic
     plan, made at their sixth run, and re-made only when the tables' statistics change. On a
@@ -574,13 +579,16 @@ async def analyze_young_tables(db: Database) -> bool:
     recorder read all of ``deliveries`` sequentially twice, so each round took longer than
     the one before (docs/benchmarks.md, 116). The statistics invalidate those plans on every
     connection, and the re-made claim (here from 200 rows' statistics) probes each webhook's
-    own index entries: the rounds stayed level over the window. The recorder locks its rows by
-    primary-key probes whatever the size (``queries.RECORD_ON_POSTGRES``; docs/benchmarks.md,
-    129); its UPDATE's plan may still read ``deliveries`` at that size (130). A role that
-    does not own the tables gets PostgreSQL's warning and no statistics, as before;
-    autovacuum analyzes them later either way."""
+    own index entries. But the plans re-made then are costed on tables of a few pages, where
+    one pass costs less than a probe by the key: the claim read ``events`` whole to join its
+    claims' events, and the recorder's UPDATE read ``deliveries`` whole, at every round and
+    batch while the tables grew (docs/benchmarks.md, 152). So while the statistics are the
+    worker's own young ones, it analyzes again each time the tables grew by half, and the
+    plans re-made from them probe by the key. A role that does not own the tables gets
+    PostgreSQL's warning and no statistics, as before; autovacuum analyzes them later either
+    way."""
     async with db.read() as conn:  # the look and the ANALYZE on one pooled connection
-        if not await fetch_all(conn, queries.NEVER_ANALYZED_ON_POSTGRES, {}):
+        if not await fetch_all(conn, queries.YOUNG_TABLES_ON_POSTGRES, {}):
             return False
         await conn.execute(queries.ANALYZE_ON_POSTGRES)
     return True

@@ -11,7 +11,7 @@ Loops (tasks), as in procrastinate's worker:
 * heartbeat: keeps this worker's leases alive; a dead worker's leases expire and others resend.
 * pruner: deletes data older than ``retention_days`` in small batches.
 * listener (PostgreSQL): ``LISTEN`` for other processes' wake-ups.
-* analyzer (PostgreSQL, once): a young database's delivery tables analyzed
+* analyzer (PostgreSQL, a few times): a young database's delivery tables analyzed as they grow
   (``manager.analyze_young_tables``).
 
 Runs inside ``hookline serve`` (started in the FastAPI lifespan) or alone (``hookline worker``).
@@ -232,9 +232,12 @@ class Worker:
         self._record_failures = _FailureLog("recording delivery outcomes")
         self._heartbeat_failures = _FailureLog("the heartbeat")
         self._mails: set[asyncio.Task[int]] = set()
-        # PostgreSQL: delivery rows made until the young tables' look (manager.YOUNG_ROWS);
-        # None once it is under way, or on SQLite (its planner has no cached generic plans).
-        self._rows_until_analysis: int | None = None if db.is_sqlite else manager.YOUNG_ROWS
+        # PostgreSQL: delivery rows the rounds made, and the count at which the young tables'
+        # next look runs (manager.YOUNG_ROWS, then YOUNG_GROWTH times the last look's); None
+        # while a look is under way, once one analyzed nothing, or on SQLite (its planner has
+        # no cached generic plans).
+        self._rows_made = 0
+        self._next_look: int | None = None if db.is_sqlite else manager.YOUNG_ROWS
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -409,25 +412,31 @@ class Worker:
             await _wait(self._wake, timeout)
 
     def _count_rows(self, made: int) -> None:
-        """PostgreSQL: once the rounds made ``manager.YOUNG_ROWS`` deliveries, analyze the
-        delivery tables if PostgreSQL never has, beside the rounds (manager.analyze_young_tables:
-        until then the cached plans of a young database walk the bad endpoints' backlogs)."""
-        if self._rows_until_analysis is None:
+        """PostgreSQL: once the rounds made ``manager.YOUNG_ROWS`` deliveries, and again each
+        time they made ``manager.YOUNG_GROWTH`` times as many as at the last look, analyze the
+        delivery tables if they are young, beside the rounds (manager.analyze_young_tables:
+        until then the cached plans are those made for the tables as they were)."""
+        if self._next_look is None:
             return
-        self._rows_until_analysis -= made
-        if self._rows_until_analysis <= 0:
-            self._rows_until_analysis = None
-            self._spawn("analyzer", self._analyze_young_tables)  # stopped with the loops
+        self._rows_made += made
+        if self._rows_made >= self._next_look:
+            self._next_look = None
+            looked_at = self._rows_made
+            # stopped with the loops
+            self._spawn("analyzer", lambda: self._analyze_young_tables(looked_at))
 
-    async def _analyze_young_tables(self) -> None:
+    async def _analyze_young_tables(self, made: int) -> None:
         try:
-            await manager.analyze_young_tables(self.db)
+            analyzed = await manager.analyze_young_tables(self.db)
         except Exception as exc:  # only saves time: autovacuum analyzes them in a minute
             log.warning(
                 "analyzing the delivery tables failed (%s: %s); autovacuum will",
                 type(exc).__name__,
                 exc,
             )
+            return
+        if analyzed:  # the statistics are this worker's: look again once the tables grew
+            self._next_look = made * manager.YOUNG_GROWTH
 
     def _dispatch_now(self, now: float) -> bool:
         """Whether this round fans out new events: only if a wake-up said events were committed

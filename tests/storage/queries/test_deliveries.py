@@ -22,6 +22,7 @@ import pytest
 from sqlalchemy import insert, make_url, select
 
 from hookline import ids
+from hookline.delivery import manager
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database, fetch_all
 from hookline.storage.migrate import upgrade_to_head
@@ -170,14 +171,16 @@ async def test_both_forms_of_the_claim_lease_and_return_the_same_deliveries(
 BACKLOG = 2000
 
 
-async def _backlog(db: Database, account_id: str, now: datetime, *, rate_limit: int | None) -> str:
-    """One active webhook with ``BACKLOG`` due, unleased deliveries (in pairs sharing a due
+async def _backlog(
+    db: Database, account_id: str, now: datetime, *, rate_limit: int | None, size: int = BACKLOG
+) -> str:
+    """One active webhook with ``size`` due, unleased deliveries (in pairs sharing a due
     time, so the claim's tie-break by id matters); returns its id."""
     hook = ids.webhook_id()
     event_rows, delivery_rows = [], []
-    for n in range(BACKLOG):
+    for n in range(size):
         event = ids.event_id()
-        due = now - timedelta(seconds=BACKLOG - n // 2)
+        due = now - timedelta(seconds=size - n // 2)
         event_rows.append(
             {
                 "id": event,
@@ -438,6 +441,68 @@ async def test_the_claim_and_the_look_run_cached_plans_whatever_the_rounds_limit
     claims = [plans for text, plans in prepared.items() if "FOR UPDATE SKIP LOCKED" in text]
     assert claims == [(7, 5)], prepared
     assert prepared[look] == (7, 5)
+
+
+def _scans(plan: dict[str, Any], relation: str) -> list[str]:
+    """The node types of the plan's scans of ``relation``."""
+    own = [plan["Node Type"]] if plan.get("Relation Name") == relation else []
+    return own + [t for child in plan.get("Plans", []) for t in _scans(child, relation)]
+
+
+async def test_the_claims_cached_plan_reads_events_by_key_once_the_grown_tables_are_analyzed(
+    pg_db: Database,
+) -> None:
+    """A young database's tables are analyzed at a few pages (``manager.
+    analyze_young_tables``), and a pooled connection's cached generic plan of the dispatch
+    round's claim, made then, read ``events`` whole, twice (the numbering's join and the
+    claims' events): a pass over a few pages cost less than a probe by the key. The plan stays
+    while the tables grow, so each round read all the events (1,099 rows, 82 pages, at the end
+    of a window: docs/benchmarks.md, 152). Once the tables have grown by half, the next look
+    analyzes them again, which re-makes the plan: it must then read ``events`` by its key.
+    This fails when the look takes tables analyzed once for old (the look before), and when
+    the numbering's generic plan counts ten ids (without its ``LIMIT cardinality``): at ten
+    times the rows its join still read ``events`` whole."""
+    account = (await new_account(pg_db)).id
+    now = utcnow()
+    await _backlog(pg_db, account, now, rate_limit=None, size=60)
+    assert await manager.analyze_young_tables(pg_db) is True  # never analyzed
+    plans: list[str] = []
+    raw = await _raw(pg_db)
+    try:
+        await raw.execute(
+            "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0; "
+            "SET auto_explain.log_level = notice; SET auto_explain.log_format = json"
+        )
+        raw.add_log_listener(lambda _conn, message: plans.append(str(message)))
+
+        async def claim() -> dict[str, Any]:
+            params = {**_claim_of_eight(now), "per_endpoint": 8, "a_id": []}
+            text, arguments = compiled_for(
+                sql.claim_on_postgres(params, numbering=True), pg_db.dialect, params
+            ).render(params)
+            transaction = raw.transaction()
+            await transaction.start()
+            try:
+                assert len(await raw.fetch(text, *arguments)) == 8
+            finally:
+                await transaction.rollback()  # nothing leased: every round finds the same rows
+            logged = plans[-1]
+            return dict(orjson.loads(logged[logged.index("{") :])["Plan"])
+
+        young = [await claim() for _ in range(7)]  # 1-5: custom plans; 6: the generic one, kept
+        assert "Seq Scan" in _scans(young[-1], "events")  # a few pages: one pass is cheapest
+        # Ten times the rows: the events of a noisy window's middle (542-830 at its looks)
+        await _backlog(pg_db, account, now, rate_limit=None, size=600)
+        assert await manager.analyze_young_tables(pg_db) is True  # grown since analyzed
+        grown = await claim()
+        generic = await raw.fetchval(
+            "SELECT generic_plans FROM pg_prepared_statements WHERE statement LIKE $1",
+            "%WITH dispatched AS%",
+        )
+    finally:
+        await raw.close()
+    assert generic == 3  # runs 6, 7 and the one after the ANALYZE: the plan was re-made
+    assert "Seq Scan" not in _scans(grown, "events"), _scans(grown, "events")
 
 
 async def test_a_claim_on_postgres_locks_only_the_rows_it_leases(pg_db: Database) -> None:

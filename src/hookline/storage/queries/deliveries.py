@@ -188,9 +188,15 @@ _DISPATCHED_AS = Query(
 
 # PostgreSQL: the numbers follow the highest one in the same statement (one round trip, not
 # two); it runs after the lock's statement, so its snapshot sees every number committed before.
+# ``LIMIT cardinality(:a_id)`` changes no result (it is every id): it is how a pooled
+# connection's cached generic plan counts the ids, as one (a tenth of an array's presumed ten),
+# where it counted ten, and ten probes of ``pk_events`` cost more than one pass over ``events``
+# until the table has ~80 pages: each round of a young database's window read every event to
+# number a few (docs/benchmarks.md, 152). Custom plans count the array exactly.
 _NUMBERING_ON_POSTGRES = (
     "UPDATE events SET dispatched = true, stream_seq = last.seq + numbered.n "
-    "FROM unnest(:a_id) WITH ORDINALITY AS numbered(id, n), "
+    "FROM (SELECT id, n FROM unnest(:a_id) WITH ORDINALITY AS numbered(id, n) "
+    "LIMIT cardinality(:a_id)) AS numbered, "
     "(SELECT coalesce(max(stream_seq), 0) AS seq FROM events) AS last "
     "WHERE events.id = numbered.id"
 )
@@ -1240,14 +1246,20 @@ WEBHOOK_FOR_RECOVERY_LOCKED = _webhook_for_recovery(lock=True)
 
 
 # PostgreSQL: the statistics of a young database (``manager.analyze_young_tables``). A table
-# never analyzed has ``reltuples`` -1; autovacuum analyzes it only at its next look
-# (``autovacuum_naptime``, a minute by default), and meanwhile each pooled connection's cached
-# generic plans of the worker's statements are the ones made on its first few rows.
-NEVER_ANALYZED_ON_POSTGRES = Query(
+# never analyzed has ``reltuples`` -1, and one analyzed has in ``relpages`` its pages then;
+# autovacuum analyzes it only at its next look (``autovacuum_naptime``, a minute by default),
+# and meanwhile each pooled connection's cached generic plans of the worker's statements are
+# the ones made on the table as it was at the last ``ANALYZE`` (or before any). A table is
+# young until analyzed, and again once it holds half as many pages again as then (an empty one
+# is not: its plans read nothing).
+YOUNG_TABLES_ON_POSTGRES = Query(
     text(
-        "SELECT relname FROM pg_class WHERE reltuples < 0 "
-        "AND oid IN ('deliveries'::regclass, 'events'::regclass)"
+        "SELECT relname FROM pg_class "
+        "WHERE oid IN ('deliveries'::regclass, 'events'::regclass) AND (reltuples < 0 "
+        "OR pg_relation_size(oid) > 0 "
+        "AND 2 * pg_relation_size(oid) >= 3 * relpages * current_setting('block_size')::bigint)"
     ).columns(relname=String())
 )
-"""The delivery tables (``deliveries``, ``events``) PostgreSQL has never analyzed."""
+"""The delivery tables (``deliveries``, ``events``) PostgreSQL never analyzed, or grown by half
+since it last did."""
 ANALYZE_ON_POSTGRES = Query(text("ANALYZE deliveries, events"))
