@@ -172,7 +172,8 @@ async def test_a_page_with_a_row_sqlite_cannot_write_is_read_the_long_way(db: Da
         assert (orjson.dumps(page.items), page.last_id) == await _long_way(
             conn, account, domain.ContactFilters(), 2
         )
-    assert [c["created_at"] for c in page.items] == [
+    # the long way's dicts (a Fragment, SQLite's text, would be left out and fail the match)
+    assert [c["created_at"] for c in page.items if isinstance(c, dict)] == [
         "2026-11-22T15:04:05.123Z",
         "2026-11-22T15:04:05.000Z",
     ]
