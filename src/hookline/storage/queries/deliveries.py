@@ -904,8 +904,9 @@ HEAL = Query(
 # are never more): it is how the generic plan counts the ids, as one (a tenth of the array's
 # ten), where the custom plans count them exactly; costed at ten probes, the generic plan cost
 # more than a small batch's custom plans and PostgreSQL planned every run afresh, ~1 ms each.
-# ``moved``'s UPDATE still joins by ``id`` and may read the table (its planner counts this
-# worker's leased rows as one; docs/benchmarks.md, 130).
+# ``moved``'s UPDATE joins by ``id``: its plan, made from a young table's statistics, read the
+# whole table (docs/benchmarks.md, 130) until the worker's next look had the grown tables
+# analyzed again (``manager.analyze_young_tables``; 152), and probes by the key since.
 _OUTCOME_ATTEMPT_NAMES: tuple[str, ...] = ("delivery_id", "webhook_id", "started_at")
 _OUTCOME_ATTEMPT_NAMES += ("duration_ms", "status_code", "error", "response_body", "succeeded")
 _OUTCOME_NAMES = (*_OUTCOME_ATTEMPT_NAMES, "status", "next_attempt_at", "second", "rollup_status")
