@@ -8,8 +8,9 @@ preloaded events, ``hookline worker`` pinned as in the bench), on a PostgreSQL s
 with ANALYZE and BUFFERS in ``--log``). Prints the drain's rate and, per statement, calls, total
 time, time per delivery, plans and planning time per delivery (``track_planning``), rows,
 rows per call and WAL bytes per delivery: which statement's cost grows with what; then the
-totals of every statement. Times are wall time inside PostgreSQL, which shares its core with
-the receiver: compare them within a run. Run it under the bench lock
+totals of every statement, and each delivery table's inserts, updates (how many HOT) and size.
+Times are wall time inside PostgreSQL, which shares its core with the receiver: compare them
+within a run. Run it under the bench lock
 (``flock /work/wt/bench.lock``).
 """
 
@@ -54,6 +55,15 @@ SELECT sum(calls) AS calls, round(sum(total_exec_time)::numeric, 1) AS exec_ms,
     round(sum(wal_bytes) / {events}) AS wal_bytes_per_delivery
 FROM pg_stat_statements
 WHERE dbid = (SELECT oid FROM pg_database WHERE datname = '{database}')
+"""
+# Row versions per table: how many updates were HOT (no index entry written), and the sizes.
+_TABLES = """
+SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd, n_tup_del,
+    pg_size_pretty(pg_relation_size(relid)) AS heap,
+    pg_size_pretty(pg_indexes_size(relid)) AS indexes
+FROM pg_stat_user_tables
+WHERE relname IN ('deliveries', 'delivery_attempts', 'events', 'attempt_rollups', 'webhooks')
+ORDER BY relname
 """
 
 
@@ -115,6 +125,8 @@ def _drain(pg: PostgresServer, receiver: Proc, events: int, workers: int, work: 
     print(pg.psql(_STATEMENTS.format(events=events, database=DATABASE), DATABASE))
     print("calls|exec ms|exec us/delivery|plans|plan ms|plan us/delivery|WAL B/delivery")
     print(pg.psql(_TOTALS.format(events=events, database=DATABASE), DATABASE))
+    print("table|inserted|updated|HOT updated|deleted|heap|indexes")
+    print(pg.psql(_TABLES, DATABASE))
 
 
 if __name__ == "__main__":
