@@ -1263,13 +1263,4 @@ YOUNG_TABLES_ON_POSTGRES = Query(
 )
 """The delivery tables (``deliveries``, ``events``) PostgreSQL never analyzed, or grown by half
 since it last did."""
-# ``events`` without its JSON columns (the body, the previous attributes), which no query
-# filters, joins or sorts by: their statistics were most of the ANALYZE's time, and it ran on
-# the core PostgreSQL shares with the receiver in the middle of a drain (docs/benchmarks.md,
-# 183). ``relpages`` and ``reltuples``, what the plans were wrong about, are set either way; with
-# a column list PostgreSQL keeps counting the table's changes, so autovacuum still analyzes
-# every column at its next look. Column names from the model: no input reaches the text.
-_EVENT_COLUMNS_ANALYZED = ", ".join(
-    c.name for c in events.c if c.name not in ("data", "previous_attributes")
-)
-ANALYZE_ON_POSTGRES = Query(text(f"ANALYZE deliveries, events ({_EVENT_COLUMNS_ANALYZED})"))
+ANALYZE_ON_POSTGRES = Query(text("ANALYZE deliveries, events"))
