@@ -160,3 +160,35 @@ async def test_0007_goes_down_and_up_keeping_every_row(
         assert await run_sync(db, _rows) == (1, 1)
         assert not await run_sync(db, _has_created_at_index)
         assert await run_sync(db, _diff) == []
+
+
+def _fillfactor(connection: Connection) -> str | None:
+    options = connection.execute(
+        text("SELECT reloptions FROM pg_class WHERE relname = 'deliveries'")
+    ).scalar_one()
+    return next((o.partition("=")[2] for o in options or [] if o.startswith("fillfactor=")), None)
+
+
+def _down_to_0007(connection: Connection) -> None:
+    command.downgrade(alembic_config(connection), "0007_delivery_rows")
+
+
+@pytest.mark.parametrize("backend_name", BACKENDS)
+async def test_0008_gives_deliveries_the_declared_fillfactor_and_goes_down_and_up(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    # Alembic's comparison does not look at storage parameters: the model's is checked here.
+    declared = str(deliveries.dialect_options["postgresql"]["with"]["fillfactor"])
+    async with _migrated(backend_name, tmp_path, request) as db:
+        await run_sync(db, _one_delivery_with_an_attempt)
+        if backend_name == "postgres":
+            assert await run_sync(db, _fillfactor) == declared == "50"
+        await run_sync(db, _down_to_0007)
+        assert await run_sync(db, _rows) == (1, 1)
+        if backend_name == "postgres":
+            assert await run_sync(db, _fillfactor) is None
+        await upgrade_to_head(db)
+        assert await run_sync(db, _rows) == (1, 1)
+        if backend_name == "postgres":
+            assert await run_sync(db, _fillfactor) == declared
+        assert await run_sync(db, _diff) == []

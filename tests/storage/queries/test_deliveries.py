@@ -527,3 +527,38 @@ async def test_a_claim_on_postgres_locks_only_the_rows_it_leases(pg_db: Database
         await raw.close()
     assert len(claimed) == 3
     assert free == BACKLOG - 3
+
+
+async def test_a_claims_lease_is_written_beside_the_row_with_no_index_entry(
+    pg_db: Database,
+) -> None:
+    """The lease sets only columns no index holds, so PostgreSQL writes it as a HOT update
+    (no entry in any of the table's five indexes) when the row's page has room for the new
+    version. Rows are inserted in batches that fill their pages; at ``deliveries``' fillfactor
+    (50, migration 0008_lease_room) each page keeps half free, so every lease of a claim is
+    HOT. At the default fillfactor (100) the oldest rows' page is full and the leases went to
+    other pages, each with five index entries (~78% of a drain's: docs/benchmarks.md, 182)."""
+    account = (await new_account(pg_db)).id
+    now = utcnow()
+    await _backlog(pg_db, account, now, rate_limit=None, size=500)
+    params = _claim_of_eight(now)
+    text, arguments = compiled_for(sql.claim_on_postgres(params), pg_db.dialect, params).render(
+        params
+    )
+    raw = await _raw(pg_db)
+    try:
+        transaction = raw.transaction()
+        await transaction.start()
+        try:
+            assert len(await raw.fetch(text, *arguments)) == 8
+            # This transaction's own counts: exact, not the cumulative statistics (reported late).
+            updated, hot = await raw.fetchrow(
+                "SELECT pg_stat_get_xact_tuples_updated('deliveries'::regclass), "
+                "pg_stat_get_xact_tuples_hot_updated('deliveries'::regclass)"
+            )
+        finally:
+            await transaction.rollback()
+    finally:
+        await raw.close()
+    assert (updated, hot) == (8, 8)
+
