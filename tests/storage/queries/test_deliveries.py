@@ -561,4 +561,3 @@ async def test_a_claims_lease_is_written_beside_the_row_with_no_index_entry(
     finally:
         await raw.close()
     assert (updated, hot) == (8, 8)
-
