@@ -125,14 +125,6 @@ def test_serve_runs_on_that_loop() -> None:
     assert config.get_loop_factory() is runtime.new_event_loop
 
 
-def test_the_processes_of_serve_workers_n_keep_uvloops_own_accept() -> None:
-    # They share one listener: draining it would let a busy process take every waiting
-    # connection from an idle sibling.
-    config = uvicorn.Config(app=lambda: None, **server_options(alone_on_the_socket=False))
-    assert config.get_loop_factory() is not runtime.new_event_loop
-    assert config.loop == "auto"
-
-
 def test_an_idle_connection_outlives_the_clients_idle_timeouts() -> None:
     """The client, not the server, closes an idle keep-alive connection: a server closing one
     as a client reuses it fails that client's POST with a reset (the CI run of 2026-11-24)."""

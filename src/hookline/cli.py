@@ -28,7 +28,12 @@ from pydantic import ValidationError
 
 from hookline import listen
 from hookline.settings import Settings
-from hookline.supervisor import NOT_STARTED, Supervisor, metrics_shared_across_processes
+from hookline.supervisor import (
+    NOT_STARTED,
+    Supervisor,
+    listeners_per_process,
+    metrics_shared_across_processes,
+)
 
 if TYPE_CHECKING:
     from hookline.storage.db import Database
@@ -208,11 +213,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _serve_in_this_process(
-    settings: Settings,
-    listener: socket.socket,
-    server_class: type[Any] | None = None,
-    *,
-    alone_on_the_socket: bool = True,
+    settings: Settings, listener: socket.socket, server_class: type[Any] | None = None
 ) -> int:
     """The API (and the delivery worker, unless turned off) in this process, until SIGTERM."""
     import uvicorn
@@ -223,7 +224,7 @@ def _serve_in_this_process(
     app = create_app(settings)
     settle_heap()
     host, port = listener.getsockname()[:2]
-    options = server_options(alone_on_the_socket=alone_on_the_socket)
+    options = server_options()
     config = uvicorn.Config(app, host=host, port=port, **options)
     server = (server_class or uvicorn.Server)(config)
     server.run(sockets=[listener])
@@ -249,17 +250,29 @@ def _supervise(settings: Settings, listener: socket.socket, workers: int) -> int
     if not settings.redis_url:
         share_windows_across_processes(*settings.rate_limit_parts)
 
+    host, port = listener.getsockname()[:2]
+    try:
+        listeners = listeners_per_process(listener, workers)
+    except OSError as exc:  # another process took the port in between: as listen_socket says
+        raise CliError(f"cannot listen on {host}:{port}: {exc.strerror}; check --port") from None
+
     def run_child(slot: int) -> int:
         configure_logging(settings.log_level, process_name=f"serve-{slot}")
+        own = listeners[slot - 1]
+        for other in listeners:
+            if other is not own:
+                other.close()
         try:
-            return _serve_in_this_process(
-                settings, listener, _child_server_class(), alone_on_the_socket=False
-            )
+            return _serve_in_this_process(settings, own, _child_server_class())
         except CliError as exc:
             _note(f"error: {exc}")
             return exc.status
 
-    return Supervisor(workers, run_child).run()
+    try:
+        return Supervisor(workers, run_child).run()
+    finally:
+        for each in listeners:
+            each.close()
 
 
 def _child_server_class() -> type[Any]:
@@ -297,16 +310,14 @@ that reuses a connection at that instant sends its request into a socket being c
 POST then fails with a reset the client cannot safely retry (the CI run of 2026-11-24)."""
 
 
-def server_options(*, alone_on_the_socket: bool = True) -> dict[str, Any]:
+def server_options() -> dict[str, Any]:
     """uvicorn's settings for ``hookline serve``; bench/baseline.py runs the ceilings on them.
 
-    ``alone_on_the_socket``: a single process drains the listener's queue each time it accepts
-    (``runtime.EagerAcceptLoop``). The processes of ``serve --workers N`` share one listener and
-    keep uvloop's one accept per turn, so a busy process cannot take every waiting connection
-    from an idle sibling; the kernel wakes whichever is waiting."""
+    Every process drains its listener's queue each time it accepts (``runtime.EagerAcceptLoop``):
+    each of ``serve --workers N``'s has a listener of its own (``listeners_per_process``), so it
+    takes no waiting connection from a sibling."""
     from hookline.limits.http import BoundedHttpToolsProtocol
 
-    loop = "hookline.runtime:new_event_loop" if alone_on_the_socket else "auto"
     return {
         "log_config": None,
         "access_log": False,
@@ -319,8 +330,8 @@ def server_options(*, alone_on_the_socket: bool = True) -> dict[str, Any]:
         # No WebSocket endpoints: an Upgrade request is answered by the app like any other (the
         # WebSocket protocol would refuse it with a bare 403, outside the contract's body).
         "ws": "none",
-        # uvloop, accepting every waiting connection at once when alone (runtime.py).
-        "loop": loop,
+        # uvloop, accepting every waiting connection at once (runtime.py).
+        "loop": "hookline.runtime:new_event_loop",
     }
 
 

@@ -1,10 +1,10 @@
-"""``hookline serve --workers N``: N server processes on one listening socket, supervised.
+"""``hookline serve --workers N``: N server processes on one port, supervised.
 
 The supervisor binds the port, migrates the database and settles what must be settled once (the
 SQLite secret key file, the shared rate-limit table) before it forks the children, so they never
 race each other at start-up. Each child then builds its own app (its own database connections,
-group-commit writer and delivery worker) and accepts from the inherited socket; the kernel hands
-each new connection to one of them.
+group-commit writer and delivery worker) and accepts from a listening socket of its own on the
+port (``listeners_per_process``); the kernel spreads new connections evenly over them.
 
 The supervisor itself never runs an event loop or a thread: it forks, waits on the children's
 pidfds and on its own signals, and nothing else, so forking again (a restart) is always safe.
@@ -86,6 +86,43 @@ def is_sibling(hostname: str, pid: int) -> bool:
         return True
     # The command name may contain spaces; the parent pid is the 2nd field after ')'.
     return int(stat.rsplit(")", 1)[1].split()[1]) == serving_under
+
+
+LISTEN_BACKLOG = 2048
+"""As uvicorn's own default."""
+
+
+def listeners_per_process(listener: socket.socket, count: int) -> list[socket.socket]:
+    """``count`` listening sockets on ``listener``'s address, one per process, in its place.
+
+    On one listener the processes took connections as each happened to accept them: a burst of
+    new connections (a client's pool opening) went 6 / 58 or 8 / 56 in half of the rounds of
+    ``bench.scale``, and the process with 58 queued its requests while the other idled
+    (docs/benchmarks.md, commentary 177). With ``SO_REUSEPORT`` the kernel hashes each new
+    connection to one of the sockets. The supervisor keeps them all open and listening, so the
+    connections queued on the socket of a process that died wait for its replacement, which
+    inherits that socket, instead of being refused.
+
+    ``listener``, bound without ``SO_REUSEPORT``, proved the port free (another server on it
+    fails there, at once, whatever its sockets); it is closed here so that the group can bind.
+    """
+    address = listener.getsockname()
+    family, kind, proto = listener.family, listener.type, listener.proto
+    listener.close()
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            each = socket.socket(family, kind, proto)
+            sockets.append(each)
+            each.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            each.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            each.bind(address)
+            each.listen(LISTEN_BACKLOG)
+    except BaseException:
+        for each in sockets:
+            each.close()
+        raise
+    return sockets
 
 
 @dataclass

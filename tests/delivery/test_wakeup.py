@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 from sqlalchemy.engine import make_url
 
+from hookline.delivery import manager
 from hookline.delivery.wakeup import NOTIFY_CHANNEL, SocketWakeup, make_wakeup
 from hookline.settings import Settings
+from hookline.timeutil import utcnow
 from tests.delivery.helpers import Env
 from tests.support.waiting import eventually
 
 
-async def test_a_notify_carries_its_senders_origin(pg_env: Env) -> None:
-    """Workers tell their own process's NOTIFYs apart by this payload (``Worker.on_notify``)."""
-    dsn = make_url(pg_env.base["database_url"]).set(drivername="postgresql")
+@asynccontextmanager
+async def _notified(env: Env) -> AsyncIterator[asyncio.Queue[str]]:
+    """The payloads NOTIFYed on the wake-ups' channel, in commit order, from now on."""
+    dsn = make_url(env.base["database_url"]).set(drivername="postgresql")
     listener = await asyncpg.connect(dsn.render_as_string(hide_password=False))
     payloads: asyncio.Queue[str] = asyncio.Queue()
 
@@ -26,13 +31,52 @@ async def test_a_notify_carries_its_senders_origin(pg_env: Env) -> None:
         payloads.put_nowait(args[3])
 
     await listener.add_listener(NOTIFY_CHANNEL, received)
-    wakeup = make_wakeup(Settings(**pg_env.base), pg_env.db)
     try:
-        wakeup.events_committed()
-        assert await asyncio.wait_for(payloads.get(), timeout=5) == wakeup.origin
+        yield payloads
     finally:
-        await wakeup.close()
         await listener.close()
+
+
+async def _register(env: Env, worker_id: str) -> None:
+    """A worker's row, as ``Worker.start`` writes it (the process is another's or this one's
+    by whether the wake-up ``serves`` it)."""
+    await manager.register_worker(env.db, worker_id, hostname="elsewhere", pid=1, now=utcnow())
+
+
+async def test_a_notify_carries_its_senders_origin(pg_env: Env) -> None:
+    """Workers tell their own process's NOTIFYs apart by this payload (``Worker.on_notify``)."""
+    await _register(pg_env, "wrk_elsewhere")
+    async with _notified(pg_env) as payloads:
+        wakeup = make_wakeup(Settings(**pg_env.base), pg_env.db)
+        try:
+            wakeup.events_committed()
+            assert await asyncio.wait_for(payloads.get(), timeout=5) == wakeup.origin
+        finally:
+            await wakeup.close()
+
+
+async def test_a_postgres_wakeup_notifies_only_while_a_worker_elsewhere_is_registered(
+    pg_env: Env,
+) -> None:
+    """No worker at all, or only the one it wakes in process: its commits send no NOTIFY (a
+    statement a batch of POSTs, for nobody). NOTIFYs arrive in commit order, so the first
+    one heard after those commits being the later wake-up's says the earlier sent none."""
+    settings = Settings(**pg_env.base)
+    async with _notified(pg_env) as payloads:
+        alone = make_wakeup(settings, pg_env.db)
+        alone.events_committed()
+        await alone.close()  # waits for its look (and a NOTIFY, were one sent)
+        await _register(pg_env, "wrk_in_process")
+        beside_its_worker = make_wakeup(settings, pg_env.db)
+        beside_its_worker.serves("wrk_in_process")
+        beside_its_worker.events_committed()
+        await beside_its_worker.close()
+        told = make_wakeup(settings, pg_env.db)  # "wrk_in_process" is another process's to it
+        try:
+            told.events_committed()
+            assert await asyncio.wait_for(payloads.get(), timeout=5) == told.origin
+        finally:
+            await told.close()
 
 
 async def _woken(event: asyncio.Event) -> bool:

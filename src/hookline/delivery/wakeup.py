@@ -18,6 +18,12 @@ recorded an event or made a delivery due (``make_wakeup`` registers it); nobody 
   ``LISTEN`` on a dedicated connection (see ``Worker``). The payload is the sending ``Wakeup``'s
   ``origin``: a worker in the same process was already woken locally and ignores its own
   NOTIFYs, which would otherwise cost it a second, empty fan-out + claim round per event.
+  Only while a worker of another process is registered (the ``workers`` table, looked at
+  again once ``LOOK_SECONDS`` have passed), as the datagrams go only to the sockets in the
+  folder: with the worker in process alone, or no worker at all, the NOTIFY was a third of the
+  statements a batch of POSTs sent, ~8% of the API's rate (docs/benchmarks.md, commentary 176).
+  A worker that registers after a look misses the wake-ups until the next look, at most
+  ``LOOK_SECONDS`` later; its own poll finds their events meanwhile.
 """
 
 from __future__ import annotations
@@ -25,19 +31,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import socket
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 from hookline.settings import Settings
 from hookline.storage.db import Database
-from hookline.storage.queries.workers import NOTIFY
+from hookline.storage.queries.workers import HEARTBEATS, NOTIFY
 
 log = logging.getLogger("hookline.delivery")
 
 NOTIFY_CHANNEL = "hookline_events"
+LOOK_SECONDS = 1.0
+"""PostgreSQL: how long a look at the registered workers decides whether to NOTIFY."""
 
 
 class Wakeup:
@@ -48,6 +58,13 @@ class Wakeup:
         self.origin = uuid.uuid4().hex
         """Sent as the NOTIFY payload, so this process can tell its own NOTIFYs apart."""
         self._on_close: list[Callable[[], None]] = []
+        self._local_workers: set[str] = set()
+        """The ids of the workers this wake-up wakes in process (``serves``)."""
+
+    def serves(self, worker_id: str) -> None:
+        """The worker ``worker_id`` is woken by this wake-up in process: no other process
+        needs to be told of its events (``PostgresWakeup``)."""
+        self._local_workers.add(worker_id)
 
     def closing(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when this wake-up is closed."""
@@ -216,11 +233,16 @@ class PostgresWakeup(Wakeup):
         self._wanted = False
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._elsewhere = True
+        """Whether a worker of another process was registered at the last look."""
+        self._looked_at = -math.inf
 
     def events_committed(self) -> None:
         super().events_committed()
         if self._closed:
             return
+        if not self._elsewhere and time.monotonic() - self._looked_at < LOOK_SECONDS:
+            return  # nobody to tell: not even a task
         self._wanted = True
         if self._task is None or self._task.done():
             try:
@@ -233,6 +255,8 @@ class PostgresWakeup(Wakeup):
         while self._wanted and not self._closed:
             self._wanted = False
             try:
+                if not await self._workers_elsewhere():
+                    continue
                 # One statement on the asyncpg pool, in autocommit: one round trip, where a
                 # SQLAlchemy connection took three (BEGIN, SELECT, COMMIT).
                 await self._db.fetch_one(NOTIFY, {"channel": NOTIFY_CHANNEL, "origin": self.origin})
@@ -240,14 +264,26 @@ class PostgresWakeup(Wakeup):
                 log.warning("NOTIFY %s failed; workers will poll", NOTIFY_CHANNEL, exc_info=True)
                 return
 
+    async def _workers_elsewhere(self) -> bool:
+        """Whether a worker this wake-up does not serve is registered, by a look at most
+        ``LOOK_SECONDS`` old. A worker that died unregistered counts until a worker reaps its
+        row: NOTIFYs for nobody, as before this look."""
+        now = time.monotonic()
+        if now - self._looked_at >= LOOK_SECONDS:
+            rows = await self._db.fetch_all(HEARTBEATS, {})
+            self._elsewhere = any(row.id not in self._local_workers for row in rows)
+            self._looked_at = now
+        return self._elsewhere
+
     async def close(self) -> None:
-        await super().close()
-        self._closed = True
+        await super().close()  # no commit reaches it any more
         if self._task is not None and not self._task.done():
             try:
+                # The commits before this one still wake the other processes' workers.
                 await asyncio.wait_for(asyncio.shield(self._task), 2.0)
             except (TimeoutError, Exception):
                 self._task.cancel()
+        self._closed = True
 
 
 def make_wakeup(settings: Settings, db: Database) -> Wakeup:

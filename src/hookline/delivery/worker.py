@@ -196,6 +196,7 @@ class Worker:
         self.id = worker_id or f"wrk_{ids.uuid7()}"
         self._owns_wakeup = wakeup is None
         self.wakeup = wakeup if wakeup is not None else make_wakeup(settings, db)
+        self.wakeup.serves(self.id)
         self._sender = sender if sender is not None else Sender(settings)
         self._box = secret_box
         self._rng: RandomSource = rng if rng is not None else random.SystemRandom().random
