@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import time
 from datetime import timedelta
 from typing import Any
@@ -17,10 +18,12 @@ from standardwebhooks import Webhook
 
 from hookline import __version__
 from hookline.delivery import manager
+from hookline.delivery import wakeup as wakeup_module
 from hookline.delivery import worker as worker_module
 from hookline.delivery.wakeup import Wakeup, make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.domain import deliveries as deliveries_domain
+from hookline.storage.db import Database
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import CONTACT, Env, new_secret
@@ -31,6 +34,14 @@ FAST_RETRIES = {"retry_schedule": "0.05,0.05"}
 # The wake-up tests poll every 30 s: done well within a third of that means woken, not polled,
 # with room for a loaded CI core (a 2 s bound failed under load though the wake-up worked).
 WOKEN_WITHIN = 10.0
+
+
+@pytest.fixture
+def heard_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other processes tell a new PostgreSQL worker of their commits at once: no short poll
+    after it registers (``Wakeup.unheard_seconds``), whose empty rounds a test that counts the
+    scheduler's rounds would count."""
+    monkeypatch.setattr(wakeup_module, "LOOK_SECONDS", 0.0)
 
 
 async def test_delivers_a_signed_event_that_standardwebhooks_accepts(env: Env) -> None:
@@ -582,7 +593,7 @@ class _ClaimRounds:
 
 
 async def test_a_delivery_at_a_trickle_costs_one_claim_round(
-    env: Env, monkeypatch: pytest.MonkeyPatch
+    env: Env, monkeypatch: pytest.MonkeyPatch, heard_at_once: None
 ) -> None:
     """Finished sends and recorded outcomes wake the scheduler only when that can change what
     it claims: each woke it for an empty dispatch + claim transaction (three rounds per event)."""
@@ -603,7 +614,7 @@ async def test_a_delivery_at_a_trickle_costs_one_claim_round(
 
 
 async def test_a_failing_endpoint_beside_a_healthy_one_costs_no_extra_round(
-    env: Env, monkeypatch: pytest.MonkeyPatch
+    env: Env, monkeypatch: pytest.MonkeyPatch, heard_at_once: None
 ) -> None:
     """Each event goes to both endpoints in one round. The failing endpoint's finished sends
     free slots nobody waits for, and its retries fall due long after the scheduler's next
@@ -735,7 +746,9 @@ async def test_a_slot_freed_on_a_saturated_endpoint_wakes_the_scheduler(env: Env
     assert time.monotonic() - started < WOKEN_WITHIN
 
 
-async def test_with_every_slot_taken_one_freed_slot_does_not_start_a_claim(env: Env) -> None:
+async def test_with_every_slot_taken_one_freed_slot_does_not_start_a_claim(
+    env: Env, heard_at_once: None
+) -> None:
     """All 16 send slots taken: a claim waits until an eighth of them (2) are free, not for the
     first send to finish (a claim round for one slot cost as much as one for many). So the
     17th event goes out only once a slow send finishes, never with the one fast reply."""
@@ -1040,6 +1053,47 @@ async def test_postgres_notify_wakes_a_worker_in_another_process(pg_env: Env) ->
         await receiver.wait_for(1, timeout=WOKEN_WITHIN)
     await api_side.close()
     assert time.monotonic() - started < WOKEN_WITHIN
+
+
+async def test_a_worker_registered_after_another_processs_look_hears_of_its_commits_at_once(
+    pg_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The API process looked at the workers before this one registered, so its commits send no
+    NOTIFY until it looks again (``LOOK_SECONDS``, made a minute here): the new worker's short
+    poll meanwhile delivers them in milliseconds, where its 30 s poll would not in time."""
+    monkeypatch.setattr(wakeup_module, "LOOK_SECONDS", 60.0)
+    env = pg_env
+    account = await env.account()
+    api_side = make_wakeup(env.settings(), env.db)  # env.db is the API process's
+    worker_db = Database(env.settings())  # the worker's process: its own connections
+    worker = Worker(env.settings(delivery_poll_seconds=30), worker_db, secret_box=env.box)
+    try:
+        async with Receiver() as receiver:
+            await env.webhook(account, receiver.url)
+            api_side.events_committed()  # its look: no worker anywhere
+            await eventually(_looked(api_side), what="the API side's look")
+            await worker.start()
+            await eventually(_asleep(worker), what="the worker's first round to end")
+            await env.event(account)  # wakes api_side alone, which sends no NOTIFY
+            await receiver.wait_for(1, timeout=WOKEN_WITHIN)
+    finally:
+        await worker.stop(grace=0)
+        await api_side.close()
+        await worker_db.dispose()
+
+
+def _asleep(worker: Worker):  # type: ignore[no-untyped-def]
+    async def check() -> bool:
+        return worker._looks_again_at < math.inf
+
+    return check
+
+
+def _looked(wakeup: Wakeup):  # type: ignore[no-untyped-def]
+    async def check() -> bool:
+        return wakeup._looked_at > -math.inf  # type: ignore[attr-defined]
+
+    return check
 
 
 async def test_a_worker_ignores_its_own_process_notify(pg_env: Env) -> None:

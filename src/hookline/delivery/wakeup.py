@@ -23,7 +23,8 @@ recorded an event or made a delivery due (``make_wakeup`` registers it); nobody 
   folder: with the worker in process alone, or no worker at all, the NOTIFY was a third of the
   statements a batch of POSTs sent, ~8% of the API's rate (docs/benchmarks.md, commentary 176).
   A worker that registers after a look misses the wake-ups until the next look, at most
-  ``LOOK_SECONDS`` later; its own poll finds their events meanwhile.
+  ``LOOK_SECONDS`` later, so for that long after it registers it fans out on a short poll
+  (``unheard_seconds``, ``Worker.start``) instead of waiting for its poll interval.
 """
 
 from __future__ import annotations
@@ -93,6 +94,13 @@ class Wakeup:
     def receive_from_other_processes(self) -> None:
         """Start taking other processes' wake-ups, for a worker in this process (PostgreSQL:
         the worker LISTENs itself)."""
+
+    @property
+    def unheard_seconds(self) -> float:
+        """How long after a worker registers other processes' commits may still not wake it:
+        the worker fans out on a short poll for that long (``Worker.start``). None here: a
+        commit tells every worker there is."""
+        return 0.0
 
     async def close(self) -> None:
         """Stop being called, and release connections (none here)."""
@@ -236,6 +244,11 @@ class PostgresWakeup(Wakeup):
         self._elsewhere = True
         """Whether a worker of another process was registered at the last look."""
         self._looked_at = -math.inf
+
+    @property
+    def unheard_seconds(self) -> float:
+        # Another process's look from before the worker registered stands this long.
+        return LOOK_SECONDS
 
     def events_committed(self) -> None:
         super().events_committed()

@@ -104,6 +104,9 @@ DISPATCH_BATCH = 500
 PRUNE_BATCH = 500
 PRUNE_INTERVAL_SECONDS = 3600.0
 PRUNE_FIRST_DELAY_SECONDS = 60.0
+UNHEARD_POLL_SECONDS = 0.02
+"""The fan-out's poll while other processes may not wake a new worker yet
+(``Wakeup.unheard_seconds``): their commits reach it within milliseconds, not a poll interval."""
 # Between prune batches, let the API's writes through (SQLite has one writer).
 PRUNE_PAUSE_SECONDS = 0.05
 BODY_CACHE_SIZE = 2048
@@ -209,6 +212,7 @@ class Worker:
         # fans out events only after one of them, or once a poll interval (_dispatch_now).
         self._new_events = self.wakeup.subscribe()
         self._dispatched_at = -math.inf
+        self._unheard_until = -math.inf
         self._results_ready = asyncio.Event()
         self._batch_full = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -251,6 +255,9 @@ class Worker:
         await manager.register_worker(
             self.db, self.id, hostname=socket.gethostname(), pid=os.getpid(), now=utcnow()
         )
+        # Other processes may not tell this worker of their commits until they look at the
+        # workers again: until then the rounds fan out on a short poll (_next_dispatch_in).
+        self._unheard_until = asyncio.get_running_loop().time() + self.wakeup.unheard_seconds
         if not self.db.is_sqlite:
             # Before the first claim: a fresh server's first events otherwise opened the
             # connections and parsed the statements on their own path (commentary 109).
@@ -453,7 +460,8 @@ class Worker:
         return True
 
     def _next_dispatch_in(self, now: float) -> float:
-        return max(0.0, self._dispatched_at + self._poll - now)
+        poll = UNHEARD_POLL_SECONDS if now < self._unheard_until else self._poll
+        return max(0.0, self._dispatched_at + poll - now)
 
     def _claim_more_now(self, request: ClaimRequest, claims: list[Claim]) -> bool:
         """Whether to claim again at once: the claim stopped at a slot limit (all send slots,
