@@ -5,6 +5,8 @@ one (a NOTIFY sent while a listener reconnects) delays a delivery by at most one
 
 ``storage.db.Database`` calls ``events_committed()`` after every commit of a transaction that
 recorded an event or made a delivery due (``make_wakeup`` registers it); nobody calls it by hand.
+On SQLite it may call it before the COMMIT of rows of an event, if the scheduler sleeps
+(``scheduler_asleep``): the woken round then shares their COMMIT (``Database._wake_early``).
 
 * In one process (SQLite, or PostgreSQL with the in-process worker): ``events_committed()`` sets
   asyncio events the worker's loops wait on.
@@ -28,7 +30,7 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hookline.settings import Settings
@@ -48,6 +50,7 @@ class Wakeup:
         self.origin = uuid.uuid4().hex
         """Sent as the NOTIFY payload, so this process can tell its own NOTIFYs apart."""
         self._on_close: list[Callable[[], None]] = []
+        self._sleeping: list[asyncio.Event] = []
 
     def closing(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` when this wake-up is closed."""
@@ -62,6 +65,20 @@ class Wakeup:
     def unsubscribe(self, event: asyncio.Event) -> None:
         if event in self._subscribers:
             self._subscribers.remove(event)
+
+    @contextlib.contextmanager
+    def asleep(self, event: asyncio.Event) -> Iterator[None]:
+        """The block is a sleep of the subscriber of ``event`` (the scheduler) until it is set."""
+        self._sleeping.append(event)
+        try:
+            yield
+        finally:
+            self._sleeping.remove(event)
+
+    def scheduler_asleep(self) -> bool:
+        """Whether a wake-up now would wake a subscriber from its sleep (``asleep``): one not
+        woken already, whose next step then goes for the writer."""
+        return any(not event.is_set() for event in self._sleeping)
 
     def wake_local(self) -> None:
         """Wake this process's workers only (what a received NOTIFY does)."""
@@ -253,7 +270,7 @@ class PostgresWakeup(Wakeup):
 def make_wakeup(settings: Settings, db: Database) -> Wakeup:
     """The process's ``Wakeup``, called by ``db`` after every commit that queued work."""
     wakeup = _wakeup_for(settings, db)
-    db.on_events_committed(wakeup.events_committed)
+    db.on_events_committed(wakeup.events_committed, asleep=wakeup.scheduler_asleep)
     wakeup.closing(lambda: db.off_events_committed(wakeup.events_committed))
     return wakeup
 
