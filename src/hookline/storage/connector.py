@@ -698,9 +698,10 @@ class _GroupCommit:
         (``unit()`` returns only then); a round that misses the batch needs the writer, so it
         runs after the COMMIT and sees them too, as does a round of another process (the
         turnstile). The writer is held for that turn only when the scheduler was asleep and
-        this wake-up woke it: never for an API without a worker, a scheduler mid-round, or a
-        second batch of the same turn (``serve --workers N``'s other processes wait at the
-        turnstile for as long as it is held: docs/benchmarks.md, change 50).
+        this wake-up woke it: never for an API without a worker, a scheduler mid-round, a
+        second batch of the same turn, or beside other processes' workers
+        (``SocketWakeup.scheduler_asleep``), whose writers would wait at the turnstile for as
+        long as it is held (docs/benchmarks.md, change 50; bench/commentary.md, 162-163).
         """
         if self._early_wake is None or batch.woke_workers or not self._early_wake():
             return
