@@ -50,3 +50,10 @@ async def pg_env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     """PostgreSQL only, for what only PostgreSQL has (LISTEN/NOTIFY)."""
     async for value in _env("postgres", tmp_path, request):
         yield value
+
+
+@pytest.fixture
+async def sqlite_env(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Env]:
+    """SQLite only, for what only its group commit does."""
+    async for value in _env("sqlite", tmp_path, request):
+        yield value

@@ -105,6 +105,31 @@ async def test_a_sqlite_wakeup_reaches_the_worker_of_another_process(tmp_path: P
         await receiving.close()
 
 
+async def test_a_sqlite_wakeup_says_no_scheduler_sleeps_beside_workers_of_other_processes(
+    tmp_path: Path,
+) -> None:
+    """A batch is held open for the round of a sleeping scheduler (``scheduler_asleep``) only
+    while no other process's worker is on the database: their writers would wait at the
+    turnstile for as long as it is held (``serve --workers N``)."""
+    database = tmp_path / "hookline.db"
+    ours, theirs = SocketWakeup(database), SocketWakeup(database)
+    try:
+        sleeper = ours.subscribe()
+        ours.receive_from_other_processes()
+        assert not ours.scheduler_asleep()  # awake
+        with ours.asleep(sleeper):
+            assert ours.scheduler_asleep()
+            sleeper.set()
+            assert not ours.scheduler_asleep()  # woken already: nothing to hold a batch for
+        sleeper.clear()
+        theirs.receive_from_other_processes()
+        with ours.asleep(sleeper):
+            assert not ours.scheduler_asleep()
+    finally:
+        await theirs.close()
+        await ours.close()
+
+
 async def test_a_sqlite_wakeup_forgets_the_socket_of_a_dead_worker(tmp_path: Path) -> None:
     database = tmp_path / "hookline.db"
     folder = tmp_path / "hookline.db-wakeup"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
+import sqlite3
 import time
 from datetime import timedelta
 from typing import Any
@@ -14,6 +16,7 @@ import orjson
 import pytest
 from prometheus_client import REGISTRY
 from sqlalchemy import delete, update
+from sqlalchemy.engine import make_url
 from standardwebhooks import Webhook
 
 from hookline import __version__
@@ -22,13 +25,16 @@ from hookline.delivery import wakeup as wakeup_module
 from hookline.delivery import worker as worker_module
 from hookline.delivery.wakeup import Wakeup, make_wakeup
 from hookline.delivery.worker import Worker
+from hookline.domain import contacts as contacts_domain
 from hookline.domain import deliveries as deliveries_domain
+from hookline.storage import connector
 from hookline.storage.db import Database
 from hookline.storage.models import webhooks
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import CONTACT, Env, new_secret
 from tests.support.receiver import Receiver, Reply
 from tests.support.waiting import eventually
+from tests.support.wakeups import wake_ups
 
 FAST_RETRIES = {"retry_schedule": "0.05,0.05"}
 # The wake-up tests poll every 30 s: done well within a third of that means woken, not polled,
@@ -1082,16 +1088,9 @@ async def test_a_worker_registered_after_another_processs_look_hears_of_its_comm
         await worker_db.dispose()
 
 
-def _asleep(worker: Worker):  # type: ignore[no-untyped-def]
-    async def check() -> bool:
-        return worker._looks_again_at < math.inf
-
-    return check
-
-
 def _looked(wakeup: Wakeup):  # type: ignore[no-untyped-def]
     async def check() -> bool:
-        return wakeup._looked_at > -math.inf  # type: ignore[attr-defined]
+        return bool(wakeup._looked_at > -math.inf)  # type: ignore[attr-defined]
 
     return check
 
@@ -1113,3 +1112,61 @@ def _listening(worker: Worker):  # type: ignore[no-untyped-def]
         return worker.listening
 
     return check
+
+
+class _Commits:
+    """Counts SQLite's group-commit COMMITs."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        commit = connector._Batch.commit
+
+        async def counted(batch: connector._Batch) -> None:
+            self.count += 1
+            await commit(batch)
+
+        monkeypatch.setattr(connector._Batch, "commit", counted)
+
+
+def _asleep(worker: Worker):  # type: ignore[no-untyped-def]
+    async def check() -> bool:
+        return worker.in_flight == 0 and worker.wakeup.scheduler_asleep()
+
+    return check
+
+
+async def test_on_sqlite_an_event_shares_its_commit_with_the_round_it_wakes(
+    sqlite_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rows of an event committed while the scheduler sleeps wake it before their COMMIT, and
+    its round runs in their batch: when ``commit_rows`` returns, the event is fanned out and
+    its delivery claimed, in that one COMMIT (one fsync'd COMMIT per event where there were
+    two, the event's and then its round's). Nobody is woken again after it: a second wake-up
+    would cost the scheduler an empty round per event."""
+    env = sqlite_env
+    account = await env.account()
+    path = make_url(env.db.url).database
+    assert path is not None
+    rounds, commits = _ClaimRounds(monkeypatch), _Commits(monkeypatch)
+    async with Receiver() as receiver:
+        await env.webhook(account, receiver.url)
+        worker = await env.worker(delivery_poll_seconds=30)
+        for sent in range(1, 4):
+            await eventually(_asleep(worker), what="the scheduler to sleep")
+            rounds.count = commits.count = 0
+            _contact, joint = contacts_domain.contact_creation(
+                account, {"first_name": f"Ada {sent}", "phone_number": "+15551234567"}
+            )
+            with wake_ups(env.db) as woken:
+                await env.db.commit_rows(joint)
+                with contextlib.closing(sqlite3.connect(path)) as raw:  # no turn of the loop
+                    claimed = raw.execute(
+                        "SELECT leased_by FROM deliveries WHERE event_id = ?",
+                        (joint.rows[1]["id"],),
+                    ).fetchall()
+            assert claimed == [(worker.id,)]
+            assert (commits.count, rounds.count, len(woken)) == (1, 1, 1)
+            await receiver.wait_for(sent, timeout=5)
+            await eventually(_recorded(env, sent), what=f"{sent} recorded deliveries")
+            await eventually(_asleep(worker), what="the scheduler to sleep")
+            assert rounds.count == 1  # no round after the event's

@@ -19,6 +19,7 @@ import asyncpg
 import pytest
 from sqlalchemy import select, text
 
+from hookline.delivery.wakeup import make_wakeup
 from hookline.domain import contacts as contacts_domain
 from hookline.domain import keys as keys_domain
 from hookline.storage import connector as connector_module
@@ -30,6 +31,7 @@ from hookline.storage.statements import JointInsert, JointRows, Query
 from tests.conftest import Account, make_settings, new_account
 from tests.support.commits import sqlite_commits_held
 from tests.support.postgres import PostgresServer, client_backends
+from tests.support.wakeups import wake_ups
 
 _ANY_ACCOUNT = Query(select(accounts.c.id).limit(1))
 
@@ -480,3 +482,48 @@ async def test_a_batch_of_rows_alone_keeps_no_statement_journal_after_each_state
     await asyncio.gather(*(sqlite_db.commit_rows(joint) for joint in joints))
     assert spilled and all(files == [] for files in spilled), spilled
     assert {joint.rows[0]["id"] for joint in joints} <= await _stored_contacts(sqlite_db)()
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "held"),
+    [("none", False), ("asleep", True), ("woken already", False)],
+)
+async def test_rows_of_an_event_hold_the_writer_a_turn_only_for_a_sleeping_scheduler(
+    sqlite_db: Database, monkeypatch: pytest.MonkeyPatch, scheduler: str, held: bool
+) -> None:
+    """SQLite: a batch holding rows of an event stays open one turn of the loop, for the round
+    of the scheduler its wake-up woke (``_GroupCommit._let_the_round_join``), only if that
+    wake-up found this process's scheduler asleep. Otherwise (an API without a worker, or a
+    scheduler woken already, by a batch earlier in the turn) its COMMIT is handed to its thread
+    in the very step that wrote the rows: a turn with the writer held is a turn in which every
+    other process's writer waits at the turnstile (docs/benchmarks.md, change 50)."""
+    account = await new_account(sqlite_db)
+    wakeup = make_wakeup(make_settings(sqlite_db.url), sqlite_db)
+    subscriber = wakeup.subscribe()
+    if scheduler == "woken already":
+        subscriber.set()
+    order: list[str] = []
+    run_together = connector_module.SQLiteConnection.run_together
+    commit = connector_module._Batch.commit
+
+    def written(self: connector_module.SQLiteConnection, joints: Any) -> None:
+        run_together(self, joints)
+        asyncio.get_running_loop().call_soon(order.append, "the next turn")
+
+    async def committed(batch: connector_module._Batch) -> None:
+        order.append("COMMIT")
+        await commit(batch)
+
+    monkeypatch.setattr(connector_module.SQLiteConnection, "run_together", written)
+    monkeypatch.setattr(connector_module._Batch, "commit", committed)
+    joint = _creation(account.id, 0)
+    try:
+        with contextlib.ExitStack() as stack, wake_ups(sqlite_db) as woken:
+            if scheduler != "none":
+                stack.enter_context(wakeup.asleep(subscriber))
+            await sqlite_db.commit_rows(joint)
+    finally:
+        await wakeup.close()
+    assert order == (["the next turn", "COMMIT"] if held else ["COMMIT", "the next turn"])
+    assert len(woken) == 1 and subscriber.is_set()  # woken once, before the COMMIT or after
+    assert await _stored_contacts(sqlite_db)() == {joint.rows[0]["id"]}

@@ -5,6 +5,8 @@ one (a NOTIFY sent while a listener reconnects) delays a delivery by at most one
 
 ``storage.db.Database`` calls ``events_committed()`` after every commit of a transaction that
 recorded an event or made a delivery due (``make_wakeup`` registers it); nobody calls it by hand.
+On SQLite it may call it before the COMMIT of rows of an event, if the scheduler sleeps
+(``scheduler_asleep``): the woken round then shares their COMMIT (``Database._wake_early``).
 
 * In one process (SQLite, or PostgreSQL with the in-process worker): ``events_committed()`` sets
   asyncio events the worker's loops wait on.
@@ -37,7 +39,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hookline.settings import Settings
@@ -61,6 +63,7 @@ class Wakeup:
         self._on_close: list[Callable[[], None]] = []
         self._local_workers: set[str] = set()
         """The ids of the workers this wake-up wakes in process (``serves``)."""
+        self._sleeping: list[asyncio.Event] = []
 
     def serves(self, worker_id: str) -> None:
         """The worker ``worker_id`` is woken by this wake-up in process: no other process
@@ -80,6 +83,20 @@ class Wakeup:
     def unsubscribe(self, event: asyncio.Event) -> None:
         if event in self._subscribers:
             self._subscribers.remove(event)
+
+    @contextlib.contextmanager
+    def asleep(self, event: asyncio.Event) -> Iterator[None]:
+        """The block is a sleep of the subscriber of ``event`` (the scheduler) until it is set."""
+        self._sleeping.append(event)
+        try:
+            yield
+        finally:
+            self._sleeping.remove(event)
+
+    def scheduler_asleep(self) -> bool:
+        """Whether a wake-up now would wake a subscriber from its sleep (``asleep``): one not
+        woken already, whose next step then goes for the writer."""
+        return any(not event.is_set() for event in self._sleeping)
 
     def wake_local(self) -> None:
         """Wake this process's workers only (what a received NOTIFY does)."""
@@ -159,6 +176,13 @@ class SocketWakeup(Wakeup):
             return
         self._receiver = receiver
         asyncio.get_running_loop().add_reader(receiver.fileno(), self._on_datagrams)
+
+    def scheduler_asleep(self) -> bool:
+        # Never beside workers of other processes on this database (``serve --workers N``):
+        # they write too, and a batch held open for this scheduler's round keeps their writers
+        # waiting at the turnstile for a turn of this loop (commentary 162: --workers 2 served
+        # fewer POSTs in 4 of 6 pairs with it). There the round commits apart, as it did.
+        return super().scheduler_asleep() and not self._current_peers()
 
     def _on_datagrams(self) -> None:
         assert self._receiver is not None
@@ -302,7 +326,7 @@ class PostgresWakeup(Wakeup):
 def make_wakeup(settings: Settings, db: Database) -> Wakeup:
     """The process's ``Wakeup``, called by ``db`` after every commit that queued work."""
     wakeup = _wakeup_for(settings, db)
-    db.on_events_committed(wakeup.events_committed)
+    db.on_events_committed(wakeup.events_committed, asleep=wakeup.scheduler_asleep)
     wakeup.closing(lambda: db.off_events_committed(wakeup.events_committed))
     return wakeup
 

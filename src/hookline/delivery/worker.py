@@ -417,7 +417,10 @@ class Worker:
             idle = self._poll if self._slots_exhausted else await self._idle_timeout(request.now)
             timeout = min(idle, self._next_dispatch_in(loop.time()))
             self._looks_again_at = loop.time() + timeout
-            await _wait(self._wake, timeout)
+            # Marked asleep: rows of an event that wake it hold their batch open for its round
+            # (SQLite: one COMMIT for both, storage.db.Database._wake_early).
+            with self.wakeup.asleep(self._wake):
+                await _wait(self._wake, timeout)
 
     def _count_rows(self, made: int) -> None:
         """PostgreSQL: once the rounds made ``manager.YOUNG_ROWS`` deliveries, and again each

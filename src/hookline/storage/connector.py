@@ -307,9 +307,11 @@ class Connector:
         async with self.read() as conn:
             return (await conn.execute(statement, params)).first()
 
-    async def commit_joint(self, joint: JointRows) -> None:
+    async def commit_joint(self, joint: JointRows) -> bool:
         """Commit ``joint``'s rows as a write of their own, with other callers' (group
-        commit); returns once they are committed, or raises what refused them."""
+        commit); returns once they are committed, or raises what refused them. True if the
+        delivery workers were woken for them before their COMMIT (SQLite: ``EarlyWake``), so
+        the caller wakes nobody after it."""
         raise NotImplementedError
 
     async def prepare(self, statements: Sequence[Statement], *, connections: int) -> None:
@@ -321,15 +323,22 @@ class Connector:
         raise NotImplementedError
 
 
+EarlyWake = Callable[[], bool]
+"""SQLite: called when a group-commit batch holds rows of an event (``commit_joint``) that it
+has not committed yet. It wakes the delivery workers now and returns True if that woke this
+process's scheduler from its sleep (``storage.db.Database``); else it wakes nobody and returns
+False, and the callers wake the workers after the COMMIT as usual."""
+
+
 class SQLiteConnector(Connector):
     dialect = SQLITE_DIALECT
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, early_wake: EarlyWake | None = None) -> None:
         self.path = path
         _create_private_file(path)
         self._reader: SQLiteConnection | None = None
         self._writer: sqlite3.Connection | None = None
-        self._group = _GroupCommit(self._writer_connection, place_for(path))
+        self._group = _GroupCommit(self._writer_connection, place_for(path), early_wake)
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: this code, not the driver, decides when transactions begin.
@@ -352,8 +361,8 @@ class SQLiteConnector(Connector):
     def transaction(self) -> contextlib.AbstractAsyncContextManager[Connection]:
         return self._group.unit()
 
-    async def commit_joint(self, joint: JointRows) -> None:
-        await self._group.commit_joint(joint)
+    async def commit_joint(self, joint: JointRows) -> bool:
+        return await self._group.commit_joint(joint)
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Connection]:
@@ -432,26 +441,39 @@ class _Batch:
         self.conn = SQLiteConnection(raw)
         self.units = 0
         self.done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.joined: list[asyncio.Future[None]] = []
+        self.joined: list[asyncio.Future[bool]] = []
         """``commit_joint`` callers whose rows are in this batch: each told of the COMMIT on
         a future of its own (none shared, so a cancelled caller cancels only its own)."""
+        self.woke_workers = False
+        """Whether the delivery workers were woken before this COMMIT (``EarlyWake``): what
+        each of ``joined`` is told with it."""
         self._turnstile = turnstile
 
     async def commit(self) -> None:
         try:
             await asyncio.to_thread(self._commit_and_hand_over)  # fsync: off the loop
         except BaseException as exc:
-            self.done.set_exception(exc)
-            # Its waiters raise it; retrieve it here so asyncio doesn't warn when none wait.
-            self.done.exception()
-            for joined in self.joined:
-                if not joined.done():  # else its caller was cancelled and is gone
-                    joined.set_exception(exc)
+            self._failed(exc)
             raise
         self.done.set_result(None)
         for joined in self.joined:
             if not joined.done():
-                joined.set_result(None)
+                joined.set_result(self.woke_workers)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.done.set_exception(exc)
+        # Its waiters raise it; retrieve it here so asyncio doesn't warn when none wait.
+        self.done.exception()
+        for joined in self.joined:
+            if not joined.done():  # else its caller was cancelled and is gone
+                joined.set_exception(exc)
+
+    def abandon_all(self, exc: BaseException) -> None:
+        """ROLLBACK (``abandon``) and fail every caller of the batch with ``exc``."""
+        try:
+            self.abandon()
+        finally:
+            self._failed(exc)
 
     def abandon(self) -> None:
         """ROLLBACK, keeping nothing of the batch, and let the next process's writer go."""
@@ -477,7 +499,7 @@ class _Batch:
                 self._turnstile.release()
 
 
-_QueuedJoint = tuple[list[tuple[str, Sequence[Any]]], "asyncio.Future[None]"]
+_QueuedJoint = tuple[list[tuple[str, Sequence[Any]]], "asyncio.Future[bool]"]
 
 
 def _write_joints(batch: _Batch, queued: list[_QueuedJoint]) -> None:
@@ -547,14 +569,19 @@ class _GroupCommit:
     MAX_UNITS = 256
 
     def __init__(
-        self, connect: Callable[[], sqlite3.Connection], turnstile: TurnstilePlace | None
+        self,
+        connect: Callable[[], sqlite3.Connection],
+        turnstile: TurnstilePlace | None,
+        early_wake: EarlyWake | None = None,
     ) -> None:
         self._connect = connect
         self._turnstile = turnstile
+        self._early_wake = early_wake
         self._lock = asyncio.Lock()
         self._queued = 0
         self._batch: _Batch | None = None
         self._joints: list[_QueuedJoint] = []
+        self._joints_hold_an_event = False
         self._joint_runners: set[asyncio.Task[None]] = set()
 
     async def _open(self) -> _Batch:
@@ -593,9 +620,10 @@ class _GroupCommit:
         # shield: a cancelled caller (client gone) must not cancel the batch's shared future.
         await asyncio.shield(batch.done)
 
-    async def commit_joint(self, joint: JointRows) -> None:
+    async def commit_joint(self, joint: JointRows) -> bool:
         """``joint``'s rows as a unit of a batch (``_write_joints``); returns once that batch
-        is committed (or raises what refused the rows, or the COMMIT's failure).
+        is committed (or raises what refused the rows, or the COMMIT's failure): True if the
+        workers were woken before it (``_let_the_round_join``).
 
         The caller does not run its rows itself: the rows queued meanwhile are run by one task,
         back to back, in one step of the event loop (``_run_queued_joints``). ``unit()`` hands
@@ -605,8 +633,9 @@ class _GroupCommit:
         the turnstile, and two processes served little more than one (docs/benchmarks.md,
         change 50). Here the lock is held for the statements and the COMMIT only.
         """
-        placed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        placed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._joints.append((rendered_joint(joint), placed))
+        self._joints_hold_an_event |= joint.insert.has_event
         if len(self._joints) == 1:  # the first since the last run: start the next run
             self._queued += 1  # a batch open now waits for it rather than commit without it
             runner = asyncio.ensure_future(self._run_queued_joints())
@@ -615,7 +644,7 @@ class _GroupCommit:
         # A cancelled caller cancels ``placed``, its own: its rows, queued, are run all the
         # same, like a unit already running, and nobody else waits on it (where two shields
         # were, one of the batch's shared future: docs/benchmarks.md, change 80).
-        await placed
+        return await placed
 
     async def _run_queued_joints(self) -> None:
         try:
@@ -634,6 +663,7 @@ class _GroupCommit:
                 return
             # Taken after the open: rows queued while this waited for the writer join this run.
             queued, self._joints = self._joints, []
+            with_event, self._joints_hold_an_event = self._joints_hold_an_event, False
             if not alone:
                 _write_joints(batch, queued)
             elif not _wrote_alone(batch, queued):  # a row refused, the batch rolled back
@@ -645,6 +675,8 @@ class _GroupCommit:
                     return
                 _write_each(batch, queued)
             batch.units += len(queued)
+            if with_event and batch.units < self.MAX_UNITS:
+                await self._let_the_round_join(batch)
             if self._queued == 0 or batch.units >= self.MAX_UNITS:
                 self._batch = None
                 # A failed COMMIT reaches every caller through batch.done.
@@ -652,6 +684,36 @@ class _GroupCommit:
                     await batch.commit()
         finally:
             self._lock.release()
+
+    async def _let_the_round_join(self, batch: _Batch) -> None:
+        """``batch`` holds rows of an event, not yet committed: if waking the workers now
+        finds this process's scheduler asleep (``EarlyWake``), hold the batch open for one turn
+        of the loop, in which the woken scheduler's round (``begin()``) queues for the writer;
+        the round then runs in this batch, after these rows, and one fsync'd COMMIT holds both.
+
+        Committed apart, an event paid for two COMMITs one after the other, its batch's and
+        then its round's: ~2.4 ms of SQLite's commit-to-receipt p50 (bench/commentary.md,
+        149-150). Nothing changes for the guarantees: the round sees the rows in the
+        transaction, its claims commit with them and its sends start after that COMMIT
+        (``unit()`` returns only then); a round that misses the batch needs the writer, so it
+        runs after the COMMIT and sees them too, as does a round of another process (the
+        turnstile). The writer is held for that turn only when the scheduler was asleep and
+        this wake-up woke it: never for an API without a worker, a scheduler mid-round, a
+        second batch of the same turn, or beside other processes' workers
+        (``SocketWakeup.scheduler_asleep``), whose writers would wait at the turnstile for as
+        long as it is held (docs/benchmarks.md, change 50; bench/commentary.md, 162-163).
+        """
+        if self._early_wake is None or batch.woke_workers or not self._early_wake():
+            return
+        batch.woke_workers = True
+        if self._queued:  # the batch stays open for those queued: the round can join them
+            return
+        try:
+            await asyncio.sleep(0)
+        except BaseException as exc:  # cancelled (the loop is closing): nothing is kept
+            self._batch = None
+            batch.abandon_all(exc)
+            raise
 
     def _fail_queued_joints(self, exc: BaseException) -> None:
         queued, self._joints = self._joints, []
@@ -707,10 +769,11 @@ class PostgresConnector(Connector):
         async with self.read() as conn:
             return await conn.execute(statement, params)
 
-    async def commit_joint(self, joint: JointRows) -> None:
+    async def commit_joint(self, joint: JointRows) -> bool:
         """Commit ``joint``'s rows, with other callers' (``_JointGroupCommit``); returns once
-        they are committed, or raises what refused them."""
+        they are committed (False: nobody was woken before), or raises what refused them."""
         await self._joints.commit(joint)
+        return False
 
     async def prepare(self, statements: Sequence[Statement], *, connections: int) -> None:
         """Open up to ``connections`` of the pool's connections (the idle ones first, then new

@@ -8,6 +8,8 @@ with group commit, or an asyncpg pool.
 The transaction does the bookkeeping: a transaction that recorded an event
 (``storage.outbox.record_event``) wakes the delivery workers once it has committed
 (``on_events_committed``), wherever it was opened, ``hold()`` included. Nobody wakes them by hand.
+One exception, on SQLite: rows of an event that ``commit_rows`` wrote wake them before their
+COMMIT, instead of after it, if that wakes this process's sleeping scheduler (``_wake_early``).
 
 A request with an ``Idempotency-Key`` needs its reservation, its handler's writes and its stored
 response in one transaction. ``Database.hold()`` gives it one (``HeldTransaction``) that every
@@ -79,27 +81,49 @@ class Database:
         url = make_url(settings.database_url)
         self.connector: Connector
         if self.is_sqlite:
-            self.connector = SQLiteConnector(url.database or ":memory:")
+            self.connector = SQLiteConnector(
+                url.database or ":memory:", early_wake=self._wake_early
+            )
         else:
             dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
             # As many as SQLAlchemy's pool allowed (pool_size plus as many overflow).
             self.connector = PostgresConnector(dsn, 2 * settings.db_pool_size)
         self.dialect = self.connector.dialect
         self._wake: list[Callable[[], None]] = []
+        self._asleep: dict[Callable[[], None], Callable[[], bool]] = {}
 
-    def on_events_committed(self, callback: Callable[[], None]) -> None:
+    def on_events_committed(
+        self, callback: Callable[[], None], *, asleep: Callable[[], bool] | None = None
+    ) -> None:
         """Call ``callback`` after every commit of a transaction that queued work for the
-        delivery workers (``Connection.wakes_workers``): the wake-up (``delivery.wakeup``)."""
+        delivery workers (``Connection.wakes_workers``): the wake-up (``delivery.wakeup``).
+        ``asleep``: whether a scheduler that ``callback`` wakes sleeps in this process (see
+        ``_wake_early``)."""
         self._wake.append(callback)
+        if asleep is not None:
+            self._asleep[callback] = asleep
 
     def off_events_committed(self, callback: Callable[[], None]) -> None:
         if callback in self._wake:
             self._wake.remove(callback)
+        self._asleep.pop(callback, None)
 
     def events_committed(self) -> None:
         """Run the ``on_events_committed`` callbacks: what a commit that queued work does."""
         for callback in self._wake:
             callback()
+
+    def _wake_early(self) -> bool:
+        """SQLite: a group-commit batch holds rows of an event that it has not committed
+        (``connector.EarlyWake``). If a scheduler of this process sleeps, wake the workers now
+        and say so: its round, which needs the writer, can then run in that batch, one COMMIT
+        for both (``connector._GroupCommit._let_the_round_join``), and the batch's callers wake
+        nobody after it; a round that misses the batch runs after its COMMIT, so every woken
+        worker, here or in another process, still finds the rows."""
+        if not any(asleep() for asleep in self._asleep.values()):
+            return False
+        self.events_committed()
+        return True
 
     async def fetch_one(self, statement: Statement, params: Params) -> Any | None:
         """One row of a one-statement read (the reader connection or the pool, autocommit)."""
@@ -185,8 +209,8 @@ class Database:
             async with self.begin() as conn:
                 await conn.insert_joint(joint)
             return
-        await self.connector.commit_joint(joint)
-        if joint.insert.has_event:
+        woken = await self.connector.commit_joint(joint)
+        if joint.insert.has_event and not woken:
             self.events_committed()
 
     def read(self) -> AbstractAsyncContextManager[Connection]:
