@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hookline.timeutil import iso, parse_iso, to_millis
+from hookline import timeutil
+from hookline.timeutil import iso, parse_iso, to_millis, utcnow
 
 OFFSETS = st.integers(min_value=-23 * 60, max_value=23 * 60).map(
     lambda minutes: timezone(timedelta(minutes=minutes))
@@ -41,3 +43,25 @@ def test_iso_is_the_utc_instant_truncated_to_the_millisecond(
     )
     assert iso(value) == expected
     assert parse_iso(expected) == to_millis(as_utc)
+
+
+AWARE = st.datetimes(
+    min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31), timezones=st.just(UTC)
+)
+
+
+@given(AWARE)
+def test_utcnow_is_the_clock_truncated_to_the_millisecond(clock: datetime) -> None:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(timeutil, "_clock", lambda zone: clock.astimezone(zone))
+        now = utcnow()
+    assert now.tzinfo is UTC
+    assert now == to_millis(clock)
+    assert now.microsecond % 1000 == 0 and clock - now < timedelta(milliseconds=1)
+
+
+def test_utcnow_reads_the_clock() -> None:
+    before = to_millis(datetime.now(UTC))
+    now = utcnow()
+    assert now.tzinfo is UTC
+    assert before <= now <= datetime.now(UTC)

@@ -37,16 +37,18 @@ SCOPES = (
 )
 
 
-def _base62(number: int, width: int) -> str:
-    chars = []
-    for _ in range(width):
-        number, digit = divmod(number, 62)
-        chars.append(_ALPHABET[digit])
-    return "".join(reversed(chars))
+# Base62 two digits at a time: every request checks its key's checksum, and spelling the CRC
+# digit by digit (six divmods, a list, a join) made the check 1.37 µs; with three look-ups in
+# this table of the 3,844 pairs it is 0.72 (timeit, pinned; bench/commentary.md, 169).
+_PAIRS = tuple(high + low for high in _ALPHABET for low in _ALPHABET)
+_PAIR = len(_PAIRS)
+assert _CHECKSUM_LENGTH == 6 and _PAIR**3 > 0xFFFF_FFFF, "a CRC32 fits in three pairs"
 
 
 def _checksum(random_part: str) -> str:
-    return _base62(zlib.crc32(random_part.encode()), _CHECKSUM_LENGTH)
+    """The CRC32 of ``random_part`` in six base62 digits, most significant first."""
+    crc = zlib.crc32(random_part.encode())
+    return _PAIRS[crc // _PAIR**2] + _PAIRS[crc // _PAIR % _PAIR] + _PAIRS[crc % _PAIR]
 
 
 def generate_key() -> str:
