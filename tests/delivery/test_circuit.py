@@ -215,14 +215,15 @@ async def test_a_failing_endpoint_is_probed_not_hammered_and_a_success_resumes_i
     all 60 at once; the failing one gets its first attempts until the circuit opens, then one
     probe at a time no sooner than a second apart; once it answers 2xx, the rest follow."""
     account = await env.account()
-    # Enough events that the burst before the circuit opens (the threshold plus whatever a
-    # loaded machine sends while the recorder catches up: up to 22 seen) stays well under half.
-    events = 60
+    # The burst before the circuit opens: the threshold, plus the sends in flight or being
+    # claimed when the threshold's failure came back (the worker counts failures it has not
+    # stored yet; counting only the stored ones, a fast host sent 30-35 here).
+    events, per_endpoint = 60, 2
     async with Receiver() as failing, Receiver() as healthy:
         failing.respond(500)
         failing_id, _ = await env.webhook(account, failing.url)
         await env.webhook(account, healthy.url)
-        await env.worker(delivery_per_endpoint_concurrency=2)
+        await env.worker(delivery_per_endpoint_concurrency=per_endpoint)
         for _ in range(events):
             await env.event(account)
 
@@ -239,7 +240,7 @@ async def test_a_failing_endpoint_is_probed_not_hammered_and_a_success_resumes_i
             lambda got: _paced(got) >= 3, timeout=30, description="three probes"
         )
         burst = len(requests) - _paced(requests)
-        assert CIRCUIT_OPEN_AFTER <= burst < events // 2, burst
+        assert CIRCUIT_OPEN_AFTER <= burst <= CIRCUIT_OPEN_AFTER + 2 * per_endpoint, burst
         assert len(requests) < events  # the other first attempts still wait
 
         failing.respond(204)

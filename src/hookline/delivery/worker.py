@@ -37,6 +37,7 @@ from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import manager, notify
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import (
+    CIRCUIT_OPEN_AFTER,
     DeliveryError,
     RandomSource,
     RetryPolicy,
@@ -220,6 +221,11 @@ class Worker:
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._sends: dict[str, asyncio.Task[None]] = {}
         self._busy: Counter[str] = Counter()
+        self._unstored_failures: Counter[str] = Counter()
+        """Per webhook, the failed attempts in a row that the recorder has not stored yet: at
+        the circuit's threshold the claims leave the webhook alone until they are stored and its
+        circuit opens (_claim_request). The stored count alone let a fast failing endpoint take
+        two or three times the threshold in first attempts while the recorder lingered."""
         # What the scheduler is waiting for, so that finished sends and recorded outcomes wake
         # it only when that can change what it claims (see _slot_awaited, _retry_is_sooner).
         self._looks_again_at = math.inf
@@ -515,15 +521,26 @@ class Worker:
         return (soonest - utcnow()).total_seconds() < remaining
 
     def _claim_request(self, free: int) -> ClaimRequest:
+        per_endpoint = self.settings.delivery_per_endpoint_concurrency
+        busy = dict(self._busy)
+        for webhook_id, failures in self._unstored_failures.items():
+            if failures >= CIRCUIT_OPEN_AFTER:  # its circuit opens once they are stored
+                busy[webhook_id] = per_endpoint
         return ClaimRequest(
             worker_id=self.id,
             now=utcnow(),
             lease_seconds=self._lease,
             limit=free,
-            per_endpoint=self.settings.delivery_per_endpoint_concurrency,
-            busy=dict(self._busy),
+            per_endpoint=per_endpoint,
+            busy=busy,
             memo=self._claim_memo,
         )
+
+    def _count_failure(self, record: AttemptRecord) -> None:
+        if record.succeeded:
+            self._unstored_failures.pop(record.webhook_id, None)
+        else:
+            self._unstored_failures[record.webhook_id] += 1
 
     async def _idle_timeout(self, claimed_at: datetime) -> float:
         """Sleep until the earliest scheduled retry, at most one poll interval.
@@ -569,7 +586,9 @@ class Worker:
                     span, result.status_code, str(result.error) if result.error else None
                 )
                 trace = tracing.current_traceparent()
-            self._results.append(self._record_for(claim, result, trace))
+            record = self._record_for(claim, result, trace)
+            self._count_failure(record)
+            self._results.append(record)
             self._results_ready.set()
             if len(self._results) >= RECORD_BATCH:
                 self._batch_full.set()
@@ -710,6 +729,9 @@ class Worker:
             return False
         self._record_failures.succeeded()
         self._held.difference_update(record.delivery_id for record in batch)
+        # Stored now, so counted by the webhook's circuit (a success since keeps none: -= keeps
+        # the positive counts only).
+        self._unstored_failures -= Counter(r.webhook_id for r in batch if not r.succeeded)
         # Counted once per outcome and batch: a child's look-up by label was ~7 µs a delivery.
         finals = Counter(r.decision.status for r in batch if r.decision.status != "pending")
         for outcome, count in finals.items():
