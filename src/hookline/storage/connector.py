@@ -30,7 +30,7 @@ import contextlib
 import itertools
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 import asyncpg
@@ -339,6 +339,7 @@ class SQLiteConnector(Connector):
         self._reader: SQLiteConnection | None = None
         self._writer: sqlite3.Connection | None = None
         self._group = _GroupCommit(self._writer_connection, place_for(path), early_wake)
+        self._asked: _Queued[tuple[JointLookup, Any]] = []
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: this code, not the driver, decides when transactions begin.
@@ -370,8 +371,40 @@ class SQLiteConnector(Connector):
         yield self.reader()
 
     async def fetch_one(self, statement: Statement, params: Params) -> Any | None:
+        if isinstance(statement, JointLookup):
+            # With the other look-ups asked in this turn of the loop, read in the next turn
+            # (``_read_asked``): the turn a read waited for anyway (``_let_others_run``).
+            loop = asyncio.get_running_loop()
+            done: asyncio.Future[Any] = loop.create_future()
+            self._asked.append(((statement, params[statement.key]), done))
+            if len(self._asked) == 1:
+                loop.call_soon(self._read_asked)
+            return await done
         await _let_others_run()
         return self.reader().run(statement, params).first()
+
+    def _read_asked(self) -> None:
+        """Read the keys of the ``JointLookup``s asked in the last turn of the loop, inline,
+        one statement per lookup (``many``; for one key the lookup itself), and settle each
+        caller's future. Every request's API key is looked up so: a statement, a read lock on
+        the WAL and a reload of the pages the last COMMIT dropped from the reader's cache per
+        request were ~14% of a POST's CPU, which this took 9-12% off (bench/commentary.md,
+        170 and 173). Each caller's key is read after it asked, so it sees what was committed
+        before; a read that fails fails that lookup's callers only."""
+        asked, self._asked = self._asked, []
+        for group in _grouped(asked, _lookup_of):
+            lookup = group[0][0][0]
+            keys = _keys_of(group)
+            try:
+                if len(keys) == 1:
+                    row = self.reader().run(lookup, {lookup.key: keys[0]}).first()
+                    found = {} if row is None else {keys[0]: row}
+                else:
+                    found = _by_key(lookup, self.reader().run(lookup.many, {lookup.key: keys}))
+            except Exception as exc:
+                _settle_lookups(group, exc, {})
+                continue
+            _settle_lookups(group, None, found)
 
     async def close(self) -> None:
         reader, self._reader = self._reader, None
@@ -860,10 +893,7 @@ class _Batches(Generic[_Item]):
             while self._queued:
                 batch = self._queued[: self.MAX_CALLERS]
                 del self._queued[: self.MAX_CALLERS]
-                groups: dict[Any, _Queued[_Item]] = {}
-                for item, done in batch:  # one statement each, in the callers' order
-                    groups.setdefault(self._statement_of(item), []).append((item, done))
-                for group in groups.values():
+                for group in _grouped(batch, self._statement_of):
                     await self._send(group)
         except BaseException as exc:  # cancelled (the loop is closing): nobody waits for ever
             for _, done in [*batch, *self._queued]:
@@ -944,26 +974,53 @@ class _JointLookups(_Batches[tuple[JointLookup, Any]]):
         return await self._queue((lookup, key))
 
     def _statement_of(self, item: tuple[JointLookup, Any]) -> Any:
-        return item[0]
+        return _lookup_of(item)
 
     async def _send(self, group: _Queued[tuple[JointLookup, Any]]) -> None:
         lookup = group[0][0][0]
-        keys = list({key for (_, key), _ in group})
         try:
             async with self._connector.read() as conn:
-                rows = await conn.execute(lookup.many, {lookup.key: keys})
+                rows = await conn.execute(lookup.many, {lookup.key: _keys_of(group)})
         except Exception as exc:  # the database unreachable: the batch's callers get it
-            for _, done in group:
-                _settle(done, exc)
+            _settle_lookups(group, exc, {})
             return
-        found: dict[Any, Any] = {}
-        for row in rows:
-            found.setdefault(getattr(row, lookup.key), row)
-        for (_, key), done in group:
-            _settle(done, None, found.get(key))
+        _settle_lookups(group, None, _by_key(lookup, rows))
 
 
 _Queued = list[tuple[_Item, "asyncio.Future[Any]"]]
+
+
+def _grouped(batch: _Queued[_Item], statement_of: Callable[[_Item], Any]) -> list[_Queued[_Item]]:
+    """``batch``'s callers by statement, each group in the callers' order."""
+    groups: dict[Any, _Queued[_Item]] = {}
+    for item, done in batch:
+        groups.setdefault(statement_of(item), []).append((item, done))
+    return list(groups.values())
+
+
+def _lookup_of(item: tuple[JointLookup, Any]) -> JointLookup:
+    return item[0]
+
+
+def _keys_of(group: _Queued[tuple[JointLookup, Any]]) -> list[Any]:
+    """The distinct keys of ``group``'s callers (one key asked twice is read once)."""
+    return list({key for (_, key), _ in group})
+
+
+def _by_key(lookup: JointLookup, rows: Iterable[Any]) -> dict[Any, Any]:
+    """The rows of ``lookup.many`` by their key (the column it adds)."""
+    found: dict[Any, Any] = {}
+    for row in rows:
+        found.setdefault(getattr(row, lookup.key), row)
+    return found
+
+
+def _settle_lookups(
+    group: _Queued[tuple[JointLookup, Any]], exc: Exception | None, found: Mapping[Any, Any]
+) -> None:
+    """Each caller of ``group`` gets ``exc``, or its key's row of ``found`` (None if absent)."""
+    for (_, key), done in group:
+        _settle(done, exc, found.get(key))
 
 
 def _settle(done: asyncio.Future[Any], exc: BaseException | None, result: Any = None) -> None:
