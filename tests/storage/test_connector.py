@@ -11,7 +11,7 @@ import contextlib
 import os
 import random
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,11 @@ from hookline.delivery.wakeup import make_wakeup
 from hookline.domain import contacts as contacts_domain
 from hookline.domain import keys as keys_domain
 from hookline.storage import connector as connector_module
-from hookline.storage.connector import IntegrityError, PostgresConnector
+from hookline.storage.connector import IntegrityError, PostgresConnector, SQLiteConnector
 from hookline.storage.db import Database
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import accounts, contacts, events
+from hookline.storage.queries import keys as key_queries
 from hookline.storage.statements import JointInsert, JointRows, Query
 from tests.conftest import Account, make_settings, new_account
 from tests.support.commits import sqlite_commits_held
@@ -407,6 +408,144 @@ async def test_concurrent_key_look_ups_share_a_statement_each_reading_its_own_ke
         assert sum(sent) == len(asked) and len(sent) <= 2  # 40 callers queued together
     finally:
         await database.dispose()
+
+
+# SQLite: the key look-ups asked in one turn of the loop are read in one statement.
+
+
+@contextlib.contextmanager
+def _key_reads(database: Database) -> Iterator[list[str]]:
+    """The SQL of the reads of ``api_keys`` run on ``database``'s SQLite reader meanwhile."""
+    connector = database.connector
+    assert isinstance(connector, SQLiteConnector)
+    raw = connector.reader()._raw
+    reads: list[str] = []
+    raw.set_trace_callback(lambda sql: reads.append(sql) if "FROM api_keys" in sql else None)
+    try:
+        yield reads
+    finally:
+        raw.set_trace_callback(None)
+
+
+def _single_form(database: Database, key: str) -> Any | None:
+    connector = database.connector
+    assert isinstance(connector, SQLiteConnector)
+    params = {"key_hash": keys_domain.hash_key(key)}
+    return connector.reader().run(key_queries.LIVE_BY_HASH, params).first()
+
+
+async def _look_up(database: Database, key: str) -> Any | None:
+    return await database.fetch_one(
+        key_queries.LIVE_BY_HASH, {"key_hash": keys_domain.hash_key(key)}
+    )
+
+
+async def test_sqlite_key_look_ups_of_one_turn_share_one_read_each_its_own_row(
+    sqlite_db: Database,
+) -> None:
+    """Different keys asked in one turn: one statement for all, each caller its own key's row,
+    the very row the single look-up reads (without the key column the joint form adds); None
+    for a key that is unknown, or one whose hash differs from a live key's only in case, as
+    the single form finds none."""
+    live = [await new_account(sqlite_db, f"live {n}") for n in range(5)]
+    unknown = keys_domain.generate_key()
+    with _key_reads(sqlite_db) as reads:
+        found = await asyncio.gather(*(_look_up(sqlite_db, a.key) for a in live))
+        wrong_case = {"key_hash": keys_domain.hash_key(live[0].key).upper()}
+        none_found = await asyncio.gather(
+            _look_up(sqlite_db, unknown),
+            sqlite_db.fetch_one(key_queries.LIVE_BY_HASH, wrong_case),
+        )
+    assert len(reads) == 2, reads  # one per turn
+    assert list(none_found) == [None, None]
+    for account, row in zip(live, found, strict=True):
+        single = _single_form(sqlite_db, account.key)
+        assert single is not None and row is not None
+        assert {name: getattr(row, name) for name in single._fields} == single._asdict()
+        assert row.account_id == account.id
+
+
+async def test_sqlite_a_key_asked_twice_in_a_turn_is_read_once_by_the_single_form(
+    sqlite_db: Database,
+) -> None:
+    """One key asked by several callers of one turn: read once, by the look-up's own
+    statement (no list), and each gets that row; with a second key, both in one statement."""
+    one, other = await new_account(sqlite_db, "one"), await new_account(sqlite_db, "other")
+    with _key_reads(sqlite_db) as reads:
+        alone = await asyncio.gather(*(_look_up(sqlite_db, one.key) for _ in range(3)))
+    assert len(reads) == 1 and "json_each" not in reads[0], reads
+    assert alone == [_single_form(sqlite_db, one.key)] * 3
+    with _key_reads(sqlite_db) as reads:
+        both = await asyncio.gather(*(_look_up(sqlite_db, a.key) for a in [one, other, one]))
+    assert len(reads) == 1 and "json_each" in reads[0], reads
+    assert [row and row.account_id for row in both] == [one.id, other.id, one.id]
+    assert both[0] == both[2]
+
+
+async def test_sqlite_a_key_revoked_between_two_turns_is_refused_in_the_second(
+    sqlite_db: Database,
+) -> None:
+    """Each turn's callers read after they asked: a key revoked (committed) after one turn's
+    joint read is refused by the next turn's, the other keys still found."""
+    revoked, kept = await new_account(sqlite_db, "revoked"), await new_account(sqlite_db, "kept")
+    with _key_reads(sqlite_db) as reads:
+        before = await asyncio.gather(*(_look_up(sqlite_db, a.key) for a in [revoked, kept]))
+        async with sqlite_db.begin() as conn:
+            (key_id,) = [key["id"] for key in await keys_domain.list_keys(conn, revoked.id)]
+            assert await keys_domain.revoke_key(conn, revoked.id, key_id)
+        after = await asyncio.gather(*(_look_up(sqlite_db, a.key) for a in [revoked, kept]))
+    assert len(reads) == 2, reads
+    assert [row and row.account_id for row in before] == [revoked.id, kept.id]
+    assert [row and row.account_id for row in after] == [None, kept.id]
+
+
+async def test_sqlite_a_cancelled_key_look_up_leaves_the_others_of_its_turn_answered(
+    sqlite_db: Database,
+) -> None:
+    """A caller cancelled (its client gone) after it asked: the turn's read answers the others
+    and skips its future."""
+    accounts_ = [await new_account(sqlite_db, f"a {n}") for n in range(3)]
+    with _key_reads(sqlite_db) as reads:
+        tasks = [asyncio.create_task(_look_up(sqlite_db, a.key)) for a in accounts_]
+        await asyncio.sleep(0)  # one yield: each task runs to its look-up and asks
+        tasks[1].cancel()
+        results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert len(reads) == 1, reads
+    assert isinstance(results[1], asyncio.CancelledError)
+    assert [getattr(results[n], "account_id", None) for n in (0, 2)] == [
+        accounts_[0].id,
+        accounts_[2].id,
+    ]
+
+
+async def test_sqlite_a_failing_key_read_fails_its_turn_s_callers_only(
+    sqlite_db: Database,
+) -> None:
+    """The joint read refused (SQLite's authorizer denies reading ``api_keys``): every caller
+    of that turn gets the error, from one attempt; the next turn's callers read as before."""
+    accounts_ = [await new_account(sqlite_db, f"a {n}") for n in range(3)]
+    connector = sqlite_db.connector
+    assert isinstance(connector, SQLiteConnector)
+    raw = connector.reader()._raw
+    attempts: list[str] = []
+
+    def deny_api_keys(action: int, table: str | None, *args: Any) -> int:
+        if action == sqlite3.SQLITE_READ and table == "api_keys":
+            attempts.append(f"{table}.{args[0]}")
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    raw.set_authorizer(deny_api_keys)
+    try:
+        failed = await asyncio.gather(
+            *(_look_up(sqlite_db, a.key) for a in accounts_), return_exceptions=True
+        )
+    finally:
+        raw.set_authorizer(None)
+    assert all(isinstance(result, sqlite3.DatabaseError) for result in failed), failed
+    assert attempts == ["api_keys.id"]  # one statement tried (denied at its first column)
+    found = await asyncio.gather(*(_look_up(sqlite_db, a.key) for a in accounts_))
+    assert [row and row.account_id for row in found] == [a.id for a in accounts_]
 
 
 async def test_prepare_opens_the_connections_side_by_side_and_parses_on_each(

@@ -15,7 +15,8 @@ connection here; it is the schema and the statement builder.
   connection in autocommit mode, so each SELECT is its own snapshot and never waits for the
   writer (WAL). A read yields to the loop once before it starts (fairness under load:
   ``_let_others_run``), then runs start to finish without yielding, so no two ever overlap
-  on that connection.
+  on that connection. The key look-ups (``JointLookup``) asked in one turn are read together
+  in the next, one statement for all (``SQLiteConnector._read_asked``).
 * ``PostgresConnector``: one pool of asyncpg connections (``storage.pgpool``). A transaction is
   asyncpg's own (``Connection.transaction()``); a read, or a one-statement write, runs in
   autocommit, one round trip. A connection goes back to the pool without a reset query
@@ -426,7 +427,9 @@ async def _let_others_run() -> None:
     (docs/benchmarks.md, change 31). The read itself stays inline: a thread hand-off costs more.
     Most of that tail was connections waiting to be accepted, one per turn of the loop, which a
     shorter turn sped up (change 33: ``runtime.EagerAcceptLoop`` accepts them all at once); the
-    yield stays because without it these reads cost 6-12% more CPU.
+    yield stays because without it these reads cost 6-12% more CPU. A ``JointLookup`` (the API
+    key) waits the same one turn, and is read in it with the other look-ups asked in the turn
+    before (``SQLiteConnector._read_asked``).
     """
     await asyncio.sleep(0)
 

@@ -192,7 +192,9 @@ class JointLookup(Query):
     that column, its only parameter. On PostgreSQL the connector's ``fetch_one`` sends the keys
     of the callers queued meanwhile as one statement (``many``: ``select`` where ``key`` is one
     of a list, with the key column in its rows), one round trip for all of them
-    (``connector._JointLookups``).
+    (``connector._JointLookups``); on SQLite it reads the keys asked in one turn of the loop
+    in the next, one statement for all (``many``; for one key, this one), inline
+    (``SQLiteConnector._read_asked``).
     """
 
     def __init__(self, select: Select[Any], key: Column[Any]) -> None:
