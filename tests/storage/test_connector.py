@@ -548,6 +548,24 @@ async def test_sqlite_a_failing_key_read_fails_its_turn_s_callers_only(
     assert [row and row.account_id for row in found] == [a.id for a in accounts_]
 
 
+async def test_sqlite_key_look_ups_asked_before_the_database_closes_are_answered_first(
+    tmp_path: Path,
+) -> None:
+    """A look-up asked in the turn the database closes is read before the reader is closed, not
+    by a reader its turn's read would open again (a connection nobody closes)."""
+    database = Database(make_settings(f"sqlite:///{tmp_path / 'closing.db'}"))
+    await upgrade_to_head(database)
+    connector = database.connector
+    assert isinstance(connector, SQLiteConnector)
+    account = await new_account(database)
+    asking = asyncio.create_task(_look_up(database, account.key))
+    await asyncio.sleep(0)  # one yield: the task asks
+    await database.dispose()
+    row = await asking
+    assert row is not None and row.account_id == account.id
+    assert connector._reader is None  # not opened again after the close
+
+
 async def test_prepare_opens_the_connections_side_by_side_and_parses_on_each(
     pg_server: PostgresServer,
 ) -> None:

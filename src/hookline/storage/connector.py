@@ -408,6 +408,8 @@ class SQLiteConnector(Connector):
             _settle_lookups(group, None, found)
 
     async def close(self) -> None:
+        if self._asked:  # answered now, not by a reader its callback would open again
+            self._read_asked()
         reader, self._reader = self._reader, None
         if reader is not None:
             reader._raw.close()
