@@ -15,6 +15,7 @@ from hookline.delivery import manager
 from hookline.delivery.manager import AttemptRecord, ClaimRequest
 from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision
 from hookline.delivery.sender import AttemptResult
+from hookline.delivery.worker import Worker
 from hookline.domain.deliveries import insert_test_event, retry_delivery
 from hookline.domain.webhooks import update_webhook
 from hookline.storage.models import webhooks
@@ -206,6 +207,48 @@ async def test_a_manual_retry_makes_the_probe_due_at_once(env: Env) -> None:
         await retry_delivery(conn, account, failing, delivery.id, now=utcnow())
     [probe] = await manager.claim_due(env.db, request("w2"))
     assert probe.delivery_id == delivery.id
+
+
+def _outcome(webhook_id: str, ok: bool) -> AttemptRecord:
+    return AttemptRecord(
+        delivery_id="dlv_x",
+        webhook_id=webhook_id,
+        result=AttemptResult(started_at=utcnow(), duration_ms=0, status_code=204 if ok else 500),
+        decision=Decision("succeeded") if ok else Decision("pending", delay=60),
+        next_attempt_at=None,
+    )
+
+
+async def test_a_workers_claims_leave_a_webhook_alone_from_its_thresholds_failure_until_stored(
+    env: Env,
+) -> None:
+    """The run counts stored failures and unstored ones alike: six stored (the database's
+    circuit still closed) and four more not yet stored keep the claims off the webhook, until
+    those four are stored too (the circuit, in the database, paces it from there). A success
+    ends the run."""
+    worker = Worker(env.settings(), env.db, secret_box=env.box)  # not started: its bookkeeping
+    per_endpoint = env.settings().delivery_per_endpoint_concurrency
+
+    def left_alone() -> bool:
+        return worker._claim_request(16).busy.get("wh_a", 0) == per_endpoint
+
+    first = [_outcome("wh_a", ok=False) for _ in range(6)]
+    for record in first:
+        worker._count_failure(record)
+    worker._stored(first)
+    assert not left_alone()
+    then = [_outcome("wh_a", ok=False) for _ in range(CIRCUIT_OPEN_AFTER - 6)]
+    for record in then:
+        worker._count_failure(record)
+    assert left_alone()
+    worker._stored(then)
+    assert not left_alone()  # the stored circuit paces it now
+    worker._count_failure(_outcome("wh_a", ok=False))  # a probe that failed: one at a time
+    assert not left_alone()
+    for _ in range(CIRCUIT_OPEN_AFTER):
+        worker._count_failure(_outcome("wh_a", ok=False))
+    worker._count_failure(_outcome("wh_a", ok=True))
+    assert not left_alone(), "a success ends the run"
 
 
 async def test_a_failing_endpoint_is_probed_not_hammered_and_a_success_resumes_it(

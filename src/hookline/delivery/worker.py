@@ -221,11 +221,16 @@ class Worker:
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._sends: dict[str, asyncio.Task[None]] = {}
         self._busy: Counter[str] = Counter()
+        self._failing_runs: Counter[str] = Counter()
+        """Per webhook, its failed attempts in a row that this worker made (a success ends the
+        run); with ``_unstored_failures``, what keeps the claims off a failing webhook until
+        its circuit opens (_claim_request)."""
         self._unstored_failures: Counter[str] = Counter()
-        """Per webhook, the failed attempts in a row that the recorder has not stored yet: at
-        the circuit's threshold the claims leave the webhook alone until they are stored and its
-        circuit opens (_claim_request). The stored count alone let a fast failing endpoint take
-        two or three times the threshold in first attempts while the recorder lingered."""
+        """Per webhook, the failed attempts the recorder has not stored yet. A run at the
+        circuit's threshold with some of it not stored: the claims leave the webhook alone
+        until it is, and the circuit, in the database, opens. The stored count alone let a
+        fast failing endpoint take two or three times the threshold in first attempts while
+        the recorder lingered (bench/commentary.md, 188)."""
         # What the scheduler is waiting for, so that finished sends and recorded outcomes wake
         # it only when that can change what it claims (see _slot_awaited, _retry_is_sooner).
         self._looks_again_at = math.inf
@@ -523,9 +528,9 @@ class Worker:
     def _claim_request(self, free: int) -> ClaimRequest:
         per_endpoint = self.settings.delivery_per_endpoint_concurrency
         busy = dict(self._busy)
-        for webhook_id, failures in self._unstored_failures.items():
-            if failures >= CIRCUIT_OPEN_AFTER:  # its circuit opens once they are stored
-                busy[webhook_id] = per_endpoint
+        for webhook_id, run in self._failing_runs.items():
+            if run >= CIRCUIT_OPEN_AFTER and self._unstored_failures[webhook_id]:
+                busy[webhook_id] = per_endpoint  # its circuit opens once they are stored
         return ClaimRequest(
             worker_id=self.id,
             now=utcnow(),
@@ -538,9 +543,22 @@ class Worker:
 
     def _count_failure(self, record: AttemptRecord) -> None:
         if record.succeeded:
-            self._unstored_failures.pop(record.webhook_id, None)
+            self._failing_runs.pop(record.webhook_id, None)
         else:
+            self._failing_runs[record.webhook_id] += 1
             self._unstored_failures[record.webhook_id] += 1
+
+    def _stored(self, batch: list[AttemptRecord]) -> None:
+        """``batch``'s failures are stored: counted by their webhooks' circuits now. A run at
+        the threshold with nothing left unstored is the circuit's to pace from here (one probe
+        at a time), so it is forgotten, and the count kept per failing webhook stays small."""
+        failed = Counter(r.webhook_id for r in batch if not r.succeeded)
+        self._unstored_failures -= failed  # -= keeps the positive counts only
+        for webhook_id in failed:
+            if webhook_id not in self._unstored_failures:
+                run = self._failing_runs.get(webhook_id, 0)
+                if run >= CIRCUIT_OPEN_AFTER:
+                    del self._failing_runs[webhook_id]
 
     async def _idle_timeout(self, claimed_at: datetime) -> float:
         """Sleep until the earliest scheduled retry, at most one poll interval.
@@ -729,9 +747,7 @@ class Worker:
             return False
         self._record_failures.succeeded()
         self._held.difference_update(record.delivery_id for record in batch)
-        # Stored now, so counted by the webhook's circuit (a success since keeps none: -= keeps
-        # the positive counts only).
-        self._unstored_failures -= Counter(r.webhook_id for r in batch if not r.succeeded)
+        self._stored(batch)
         # Counted once per outcome and batch: a child's look-up by label was ~7 µs a delivery.
         finals = Counter(r.decision.status for r in batch if r.decision.status != "pending")
         for outcome, count in finals.items():
