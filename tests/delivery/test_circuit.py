@@ -234,20 +234,20 @@ async def test_a_workers_claims_leave_a_webhook_alone_from_its_thresholds_failur
 
     first = [_outcome("wh_a", ok=False) for _ in range(6)]
     for record in first:
-        worker._count_failure(record)
+        worker._count_outcome(record)
     worker._stored(first)
     assert not left_alone()
     then = [_outcome("wh_a", ok=False) for _ in range(CIRCUIT_OPEN_AFTER - 6)]
     for record in then:
-        worker._count_failure(record)
+        worker._count_outcome(record)
     assert left_alone()
     worker._stored(then)
     assert not left_alone()  # the stored circuit paces it now
-    worker._count_failure(_outcome("wh_a", ok=False))  # a probe that failed: one at a time
+    worker._count_outcome(_outcome("wh_a", ok=False))  # a probe that failed: one at a time
     assert not left_alone()
     for _ in range(CIRCUIT_OPEN_AFTER):
-        worker._count_failure(_outcome("wh_a", ok=False))
-    worker._count_failure(_outcome("wh_a", ok=True))
+        worker._count_outcome(_outcome("wh_a", ok=False))
+    worker._count_outcome(_outcome("wh_a", ok=True))
     assert not left_alone(), "a success ends the run"
 
 

@@ -541,7 +541,8 @@ class Worker:
             memo=self._claim_memo,
         )
 
-    def _count_failure(self, record: AttemptRecord) -> None:
+    def _count_outcome(self, record: AttemptRecord) -> None:
+        """A success ends its webhook's run of failures; a failure adds to it, unstored."""
         if record.succeeded:
             self._failing_runs.pop(record.webhook_id, None)
         else:
@@ -555,10 +556,9 @@ class Worker:
         failed = Counter(r.webhook_id for r in batch if not r.succeeded)
         self._unstored_failures -= failed  # -= keeps the positive counts only
         for webhook_id in failed:
-            if webhook_id not in self._unstored_failures:
-                run = self._failing_runs.get(webhook_id, 0)
-                if run >= CIRCUIT_OPEN_AFTER:
-                    del self._failing_runs[webhook_id]
+            all_stored = webhook_id not in self._unstored_failures
+            if all_stored and self._failing_runs[webhook_id] >= CIRCUIT_OPEN_AFTER:
+                del self._failing_runs[webhook_id]
 
     async def _idle_timeout(self, claimed_at: datetime) -> float:
         """Sleep until the earliest scheduled retry, at most one poll interval.
@@ -605,7 +605,7 @@ class Worker:
                 )
                 trace = tracing.current_traceparent()
             record = self._record_for(claim, result, trace)
-            self._count_failure(record)
+            self._count_outcome(record)
             self._results.append(record)
             self._results_ready.set()
             if len(self._results) >= RECORD_BATCH:
