@@ -5,6 +5,7 @@ held up. On SQLite and PostgreSQL, with real receivers for the worker's part."""
 from __future__ import annotations
 
 import itertools
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -12,6 +13,8 @@ import pytest
 from sqlalchemy import update
 
 from hookline.delivery import manager
+from hookline.delivery import wakeup as wakeup_module
+from hookline.delivery import worker as worker_module
 from hookline.delivery.manager import AttemptRecord, ClaimRequest
 from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision
 from hookline.delivery.sender import AttemptResult
@@ -307,6 +310,49 @@ async def test_a_failing_endpoint_is_probed_not_hammered_and_a_success_resumes_i
         assert {d.event_id for d in waiting} == failed
         assert all(d.next_attempt_at > utcnow() + timedelta(seconds=20) for d in waiting)
     assert closed.next_probe_at is None and closed.failing_since is None
+
+
+async def test_the_failure_that_opens_the_circuit_is_stored_without_the_linger(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once a failing endpoint's run reaches the threshold, the claims hold it off until the
+    recorder stores the run (the circuit opens in the database), and each of its sends that
+    finishes meanwhile wakes the scheduler for a claim that takes nothing: ~120 empty write
+    transactions in SQLite's 50 ms linger (bench/commentary.md 220). So those failures are
+    stored at once: here, with a 5 s linger, the circuit opens in a fraction of it and the
+    scheduler's rounds until then are a few, not thousands."""
+    linger = 5.0
+    monkeypatch.setattr(worker_module, "RECORD_LINGER_SECONDS", linger)
+    monkeypatch.setattr(worker_module, "RECORD_LINGER_LIGHT_SECONDS", linger)
+    # No short fan-out poll for a new PostgreSQL worker (Wakeup.unheard_seconds): its rounds
+    # would be counted too.
+    monkeypatch.setattr(wakeup_module, "LOOK_SECONDS", 0.0)
+    rounds = 0
+    claim = manager.dispatch_and_claim
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal rounds
+        rounds += 1
+        return await claim(*args, **kwargs)
+
+    monkeypatch.setattr(manager, "dispatch_and_claim", counted)
+    account = await env.account()
+    async with Receiver() as failing:
+        failing.respond(500)
+        failing_id, _ = await env.webhook(account, failing.url)
+        for _ in range(3 * CIRCUIT_OPEN_AFTER):
+            await env.event(account)
+        started = time.monotonic()
+        worker = await env.worker(delivery_poll_seconds=30, delivery_per_endpoint_concurrency=4)
+        worker.wakeup.events_committed()
+        await eventually(
+            lambda: env.webhook_row(failing_id),
+            until=lambda row: row.consecutive_failures >= CIRCUIT_OPEN_AFTER,
+            within=3 * linger,
+        )
+        took, rounds_to_open = time.monotonic() - started, rounds
+    assert took < linger / 2, took
+    assert rounds_to_open <= 2 * CIRCUIT_OPEN_AFTER, rounds_to_open
 
 
 def _paced(requests: list[RecordedRequest]) -> int:
