@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import math
 import sqlite3
@@ -27,9 +28,11 @@ from hookline.delivery.wakeup import Wakeup, make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.domain import contacts as contacts_domain
 from hookline.domain import deliveries as deliveries_domain
-from hookline.storage import connector
+from hookline.storage import connector, statements
 from hookline.storage.db import Database
 from hookline.storage.models import webhooks
+from hookline.storage.queries import deliveries as queries
+from hookline.storage.queries import stats as stats_queries
 from hookline.timeutil import utcnow
 from tests.delivery.helpers import CONTACT, Env, new_secret
 from tests.support.receiver import Receiver, Reply
@@ -1170,3 +1173,52 @@ async def test_on_sqlite_an_event_shares_its_commit_with_the_round_it_wakes(
             await eventually(_recorded(env, sent), what=f"{sent} recorded deliveries")
             await eventually(_asleep(worker), what="the scheduler to sleep")
             assert rounds.count == 1  # no round after the event's
+
+
+async def test_on_sqlite_a_started_worker_compiles_nothing_beside_a_hanging_and_a_failing_endpoint(
+    sqlite_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SQLite worker compiles its statements when it starts (``manager.ready_statements_on_
+    sqlite``): compiled on their first runs instead, they held up a fresh server's first
+    events, most of all beside bad endpoints, whose first rounds meet several shapes of the
+    claim (commentary 221). Every statement the worker's tasks ask for here, beside a hanging,
+    a failing and a healthy endpoint, was compiled by its start."""
+    env = sqlite_env
+    in_worker: contextvars.ContextVar[bool] = contextvars.ContextVar("in_worker", default=False)
+    asked: set[int] = set()
+    compiled = statements.Query.compiled
+
+    def noted(query: statements.Query, dialect: Any) -> Any:
+        if in_worker.get():
+            asked.add(id(query))
+        return compiled(query, dialect)
+
+    readied: set[int] = set()
+    ready = manager.ready_statements_on_sqlite
+
+    def noted_ready(db: Database, *args: Any) -> None:
+        readied.update(id(q) for q in queries.worker_statements_on_sqlite(*args or (4,)))
+        readied.add(id(stats_queries.ADD_TO_ROLLUPS))
+        ready(db, *args)
+
+    monkeypatch.setattr(statements.Query, "compiled", noted)
+    monkeypatch.setattr(manager, "ready_statements_on_sqlite", noted_ready)
+    account = await env.account()
+    async with Receiver() as failing, Receiver() as hanging, Receiver() as healthy:
+        failing.respond(500)
+        hanging.hang(30)
+        for receiver in (failing, hanging, healthy):
+            await env.webhook(account, receiver.url)
+        for _ in range(4):
+            await env.event(account)
+        token = in_worker.set(True)  # the worker's tasks, created by its start, inherit it
+        worker = await env.worker(delivery_per_endpoint_concurrency=2, delivery_poll_seconds=30)
+        in_worker.reset(token)
+        asked.clear()  # the start's own statements (registering, looking for peers)
+        for sent in range(5, 9):
+            await env.event(account)
+            worker.wakeup.events_committed()
+            await healthy.wait_for(sent, timeout=5)
+        await eventually(_recorded(env, 8), what="the healthy deliveries recorded")
+    assert readied
+    assert asked <= readied, len(asked - readied)

@@ -57,6 +57,7 @@ from hookline.storage.connector import Connection
 from hookline.storage.db import READY_CONNECTIONS, Database, fetch_all, fetch_one
 from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
+from hookline.storage.queries import stats as stats_queries
 from hookline.storage.queries import workers as worker_queries
 from hookline.timeutil import iso, utcnow
 
@@ -553,6 +554,25 @@ async def ready_connections(
         worker_queries.NOTIFY,
     )
     await db.ready(statements, of="the delivery worker", connections=connections)
+
+
+SQLITE_READY_HOOKS = 4
+"""SQLite: the claims of up to this many webhooks with due work at once that
+``ready_statements_on_sqlite`` compiles (a statement per count; a claim of more compiles its own
+on its first run)."""
+
+
+def ready_statements_on_sqlite(db: Database, hooks: int = SQLITE_READY_HOOKS) -> None:
+    """SQLite: the worker's statements compiled before its first round (``Worker.start``),
+    as ``ready_connections`` readies PostgreSQL's. Each is otherwise compiled on its first run
+    in the process: a fresh server's first round took ~13 ms, not ~2, and its first recording
+    ~5 ms, not ~1, and each new shape of the claim (webhooks with due work, with an endpoint's
+    slots full) compiled again, so the first events of a window beside a hanging and a failing
+    endpoint, whose rounds meet three or four shapes in their first 100 ms, queued behind
+    compiles: the p99 of such a window is those events (docs/benchmarks.md, 221)."""
+    dialect = db.connector.dialect
+    for statement in (*queries.worker_statements_on_sqlite(hooks), stats_queries.ADD_TO_ROLLUPS):
+        statement.compiled(dialect)
 
 
 # PostgreSQL: how many delivery rows a worker's rounds make before it first looks whether the

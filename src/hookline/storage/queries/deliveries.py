@@ -1264,3 +1264,33 @@ YOUNG_TABLES_ON_POSTGRES = Query(
 """The delivery tables (``deliveries``, ``events``) PostgreSQL never analyzed, or grown by half
 since it last did."""
 ANALYZE_ON_POSTGRES = Query(text("ANALYZE deliveries, events"))
+
+
+def worker_statements_on_sqlite(hooks: int) -> list[Query]:
+    """The statements a SQLite worker's rounds and recorder run (its claims of up to ``hooks``
+    webhooks at once among them), for ``manager.ready_statements_on_sqlite`` to compile before
+    the first round: each is otherwise compiled on its first run, on the path of the first
+    events (docs/benchmarks.md, 221)."""
+    return [
+        UNDISPATCHED,
+        ACTIVE_WEBHOOKS,
+        EVENT_BODIES,
+        INSERT_DELIVERY,
+        _LAST_STREAM_SEQ,
+        _DISPATCHED_AS,
+        RATE_LIMITED_TO_CLAIM,
+        *_HOOKS_WITH_DUE_WORK.values(),
+        *(_due_rows(count) for count in range(1, hooks + 1)),
+        LEASE,
+        HOLD_PROBES,
+        NEXT_WAKES,
+        RATE_LIMITED_WAITING,
+        EXTEND_LEASES,
+        DELIVERY_STATES,
+        INSERT_ATTEMPT,
+        TRANSITION,
+        EXHAUSTED,
+        HEAL,
+        WEBHOOK_HEALTH,
+        SET_HEALTH,
+    ]
