@@ -31,7 +31,9 @@ from fastapi import FastAPI
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from prometheus_client import REGISTRY
+from starlette.requests import Request as StarletteRequest
 
+from hookline.api.routing import Plan
 from hookline.app import create_app
 from hookline.domain import contacts, keys
 from hookline.domain.events import list_events
@@ -563,6 +565,31 @@ def test_list_pages_are_answered_by_the_fast_path_alike(pair: Pair, query: tuple
     if "cursor={own}" in query:
         assert items == []
     assert pair.contact_ids["strangers"].encode() not in fast.body
+
+
+def test_a_list_query_seen_before_is_not_checked_again(
+    pair: Pair, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fast path keeps the plan's arguments per query string: the second time a query comes,
+    only the full app runs the plan (fails where the fast path runs it per request), and the
+    answers are still alike, the next page's ``Link`` included."""
+    query = ("limit=1", "search=ada", "offset=1")
+    request = Request("GET", "/v1/contacts", "owner", None, None, None, None, (), query)
+    _assert_alike(*pair.run(_both(pair, request)))
+    checked = []
+    check = Plan.query_arguments
+
+    def counted(plan: Plan, request: StarletteRequest) -> dict[str, Any]:
+        checked.append(request.url.path)
+        return check(plan, request)
+
+    monkeypatch.setattr(Plan, "query_arguments", counted)
+    before = pair.answered()
+    full, fast = pair.run(_both(pair, request))
+    _assert_alike(full, fast)
+    assert pair.answered() == before + 1
+    assert fast.status == 200 and [name for name, _ in fast.headers].count(b"link") == 1
+    assert checked == ["/v1/contacts"]  # the full app's
 
 
 BAD_QUERIES = [
