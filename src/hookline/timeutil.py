@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from hookline.caches import remember
+
 
 def utcnow() -> datetime:
     """Now, in UTC, truncated to the millisecond (as ``to_millis``).
@@ -52,10 +54,7 @@ _MAX_DAYS = 4096  # ~11 years of distinct days before the table starts again
 
 
 def _spell_day(value: datetime) -> str:
-    if len(_DAYS) >= _MAX_DAYS:
-        _DAYS.clear()
-    day = _DAYS[value.toordinal()] = value.date().isoformat() + "T"
-    return day
+    return remember(_DAYS, value.toordinal(), value.date().isoformat() + "T", limit=_MAX_DAYS)
 
 
 def parse_iso(value: str) -> datetime:

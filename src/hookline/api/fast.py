@@ -65,6 +65,7 @@ from hookline.api.deps import bearer_token, is_json_media, remember_use
 from hookline.api.errors import error_for_unexpected, error_json
 from hookline.api.middleware import error_message, log_request, request_id_for
 from hookline.api.routing import DirectRoute, Plan, validate_body
+from hookline.caches import remember
 from hookline.domain import keys
 from hookline.domain.keys import AuthContext
 from hookline.errors import ApiError, Unauthenticated
@@ -348,10 +349,7 @@ class FastPath:
             query = plan.query_arguments(request)
         except Exception:
             return None
-        if len(self._list_queries) >= _LIST_QUERIES:
-            self._list_queries.clear()
-        self._list_queries[query_string] = query
-        return query
+        return remember(self._list_queries, query_string, query, limit=_LIST_QUERIES)
 
     @cached_property
     def _list_plan(self) -> Plan | None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
 import orjson
 from fastapi import Query, Request
 
 from hookline.api.responses import JSONResponse
+from hookline.caches import remember
 
 # Shared with the dashboard (schemas.cursors); re-exported for the API's list endpoints.
 from hookline.schemas.cursors import CURSOR_PATTERN as CURSOR_PATTERN
@@ -151,8 +152,7 @@ class _NextUrls:
         url = request.url
         # urlunsplit writes the base, then "?" and the query, then "#" and any fragment.
         base = None if url.fragment else str(url.replace(query=""))
-        _remember(self._bases, key, base)
-        return base
+        return remember(self._bases, key, base, limit=_REMEMBERED)
 
     def _query(self, request: Request, query_string: bytes, limit: int) -> tuple[str, str] | None:
         """The next page's query before and after its cursor."""
@@ -164,8 +164,7 @@ class _NextUrls:
         query = urlencode([(str(name), str(value)) for name, value in params.items()])
         head, slot, tail = query.partition(_CURSOR_SLOT)
         template = (head, tail) if slot and _CURSOR_SLOT not in tail else None
-        _remember(self._queries, key, template)
-        return template
+        return remember(self._queries, key, template, limit=_REMEMBERED)
 
 
 def _first_host(headers: list[tuple[bytes, bytes]]) -> bytes | None:
@@ -174,16 +173,6 @@ def _first_host(headers: list[tuple[bytes, bytes]]) -> bytes | None:
         if name == b"host":
             return value
     return None
-
-
-_Key = TypeVar("_Key")
-_Value = TypeVar("_Value")
-
-
-def _remember(cache: dict[_Key, _Value], key: _Key, value: _Value) -> None:
-    if len(cache) >= _REMEMBERED:
-        cache.clear()
-    cache[key] = value
 
 
 _NEXT_URLS = _NextUrls()

@@ -15,6 +15,7 @@ from datetime import datetime
 import aiohttp
 from yarl import URL
 
+from hookline.caches import remember
 from hookline.delivery.retry import (
     AttemptTimedOut,
     BlockedTarget,
@@ -164,10 +165,7 @@ class Sender:
         (``GuardedResolver``): only the literal's verdict, which cannot change, is cached."""
         found = self._urls.get(url)
         if found is None:
-            found = self._parse_target(url)
-            if len(self._urls) >= URL_CACHE_SIZE:
-                self._urls.clear()
-            self._urls[url] = found
+            found = remember(self._urls, url, self._parse_target(url), limit=URL_CACHE_SIZE)
         return found
 
     def _parse_target(self, url: str) -> URL | DeliveryError:
