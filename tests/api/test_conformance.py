@@ -1,19 +1,31 @@
 """``POST /v1/webhooks/{id}/conformance`` against real receivers on 127.0.0.1: one that verifies
 correctly passes, one that accepts anything fails naming the checks; probes are not
-deliveries and never disable a webhook; on SQLite and PostgreSQL."""
+deliveries and never disable a webhook; a webhook takes one check per 10 s, also when 40
+arrive at once and across two processes, and its probes fit its rate limit; on SQLite and
+PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from aiohttp import web
+from sqlalchemy import select, update
 from standardwebhooks import Webhook, WebhookVerificationError
 
-from tests.conftest import Account, new_account
+from hookline.domain.outbound import CONFORMANCE_INTERVAL
+from hookline.storage.db import Database
+from hookline.storage.models import webhooks
+from hookline.timeutil import utcnow
+from tests.conftest import TEST_SECRET_KEY, Account, make_database_url, new_account
 from tests.support.receiver import Receiver
+from tests.support.server import arun_cli, async_running_server
 
 CHECKS = ["valid", "bad_signature", "stale_timestamp", "tampered_body", "duplicate_id"]
 
@@ -159,3 +171,129 @@ async def test_another_accounts_webhook_is_404_and_scope_is_enforced(
     reader = await new_account(worker_app.state.db, scopes=["webhooks:read"])
     assert (await _check(http, reader, "wh-nope")).status_code == 403
     assert (await _check(http, owner, "wh-nope")).status_code == 404
+
+
+# -- budgets: one check per 10 s, probes inside the webhook's rate limit ---------------------
+
+
+async def _set_columns(db: Database, webhook_id: str, **values: Any) -> None:
+    async with db.begin() as conn:
+        await conn.execute(update(webhooks).where(webhooks.c.id == webhook_id).values(**values))
+
+
+def _refused_for(response: httpx.Response) -> int:
+    """The seconds a 429 ``rate_limited`` says to wait."""
+    assert response.status_code == 429, response.text
+    assert response.json()["error"]["code"] == "rate_limited"
+    return int(response.headers["Retry-After"])
+
+
+async def test_a_webhook_takes_one_check_per_ten_seconds(
+    http: httpx.AsyncClient, owner: Account, worker_app: Any
+) -> None:
+    async with Receiver() as receiver:
+        webhook = await _webhook(http, owner, receiver.url)
+        assert (await _check(http, owner, webhook["id"])).status_code == 200
+        assert 1 <= _refused_for(await _check(http, owner, webhook["id"])) <= 10
+        assert len(receiver.requests) == 5
+        # Another webhook of the account has its own budget.
+        other = await _webhook(http, owner, receiver.url)
+        assert (await _check(http, owner, other["id"])).status_code == 200
+        # Ten seconds after the last check started (moved back rather than waited for), again.
+        ten_ago = utcnow() - CONFORMANCE_INTERVAL
+        await _set_columns(worker_app.state.db, webhook["id"], conformance_at=ten_ago)
+        assert (await _check(http, owner, webhook["id"])).status_code == 200
+        assert len(receiver.requests) == 15
+
+
+async def test_forty_checks_at_once_send_one_checks_probes(
+    http: httpx.AsyncClient, owner: Account
+) -> None:
+    async with Receiver() as receiver:
+        webhook = await _webhook(http, owner, receiver.url)
+        responses = await asyncio.gather(*(_check(http, owner, webhook["id"]) for _ in range(40)))
+        statuses = [response.status_code for response in responses]
+        assert statuses.count(200) == 1 and statuses.count(429) == 39, statuses
+        assert len(receiver.requests) == 5
+
+
+async def test_probes_are_paced_by_the_rate_limit_and_fill_its_window(
+    http: httpx.AsyncClient, owner: Account
+) -> None:
+    """With ``rate_limit`` 1 the five probes start at least a second apart, and the window
+    they filled is the one ``/test`` (and the delivery worker) reads."""
+    async with Receiver() as receiver:
+        unlimited = await _webhook(http, owner, receiver.url)
+        assert (await _check(http, owner, unlimited["id"])).status_code == 200
+        baseline = receiver.requests[4].received_at - receiver.requests[0].received_at
+        receiver.clear()
+        webhook = await _webhook(http, owner, receiver.url, rate_limit=1)
+        report = await _check(http, owner, webhook["id"])
+        assert report.status_code == 200 and report.json()["passed"] is False
+        arrivals = [request.received_at for request in receiver.requests]
+        assert len(arrivals) == 5
+        assert arrivals[4] - arrivals[0] > baseline + 3.5, (baseline, arrivals)
+        assert (
+            _refused_for(
+                await http.post(f"/v1/webhooks/{webhook['id']}/test", headers=owner.headers)
+            )
+            == 1
+        )
+
+
+async def test_a_full_window_refuses_the_check_and_takes_nothing(
+    http: httpx.AsyncClient, owner: Account, worker_app: Any
+) -> None:
+    async with Receiver() as receiver:
+        webhook = await _webhook(http, owner, receiver.url, rate_limit=2)
+        now_us = int(utcnow().timestamp() * 1_000_000)
+        full = [[now_us, 2]]
+        await _set_columns(worker_app.state.db, webhook["id"], rate_starts=full)
+        assert _refused_for(await _check(http, owner, webhook["id"])) == 1
+        assert receiver.requests == []
+        # The refusal rolled back: the window and the ten-second budget are as they were.
+        async with worker_app.state.db.read() as conn:
+            row = (await conn.execute(select(webhooks).where(webhooks.c.id == webhook["id"]))).one()
+        assert row.rate_starts == full and row.conformance_at is None
+        await _set_columns(worker_app.state.db, webhook["id"], rate_starts=None)
+        assert (await _check(http, owner, webhook["id"])).status_code == 200
+        assert len(receiver.requests) == 5
+
+
+@pytest.mark.parametrize("backend_name", ["sqlite", "postgres"])
+async def test_forty_checks_across_two_processes_send_one_checks_probes(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """``serve --workers 2``: the budget is in the database, so it holds across processes."""
+    env = {
+        "HOOKLINE_DATABASE_URL": make_database_url(backend_name, tmp_path, request),
+        "HOOKLINE_SECRET_KEY": TEST_SECRET_KEY,
+        "HOOKLINE_ALLOW_PRIVATE_TARGETS": "true",
+    }
+    async with (
+        Receiver() as receiver,
+        async_running_server(env, worker=False, args=("--workers", "2")) as server,
+    ):
+        created = await arun_cli("accounts", "create", "budget", env=env)
+        assert created.returncode == 0, created.stderr
+        owner = Account("", json.loads(created.stdout)["api_key"])
+        limits = httpx.Limits(max_keepalive_connections=0)  # a new connection each: both processes
+        async with httpx.AsyncClient(base_url=server.base_url, limits=limits, timeout=60) as http:
+            webhook = await _webhook(http, owner, receiver.url)
+            responses = await asyncio.gather(
+                *(_check(http, owner, webhook["id"]) for _ in range(40))
+            )
+        statuses = [response.status_code for response in responses]
+        assert statuses.count(200) == 1 and statuses.count(429) == 39, statuses
+        assert len(receiver.requests) == 5
+        pids = {line.get("pid") for line in _access_lines(server.logs(), "conformance")}
+        assert len(pids) == 2, pids
+
+
+def _access_lines(logs: str, fragment: str) -> list[dict[str, Any]]:
+    lines = [json.loads(line) for line in logs.splitlines() if line.startswith("{")]
+    return [
+        line
+        for line in lines
+        if line.get("logger") == "hookline.access" and fragment in str(line.get("path"))
+    ]

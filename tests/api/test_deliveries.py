@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import math
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -112,6 +115,42 @@ async def test_test_event_goes_to_that_webhook_alone(
         await _create_contact(http, owner)  # a later event reaches both: the test went first
         await bystander.wait_for(1)
         assert [r.headers["webhook-id"] for r in bystander.requests] != [payload["id"]]
+
+
+async def test_test_sends_count_against_the_rate_limit(
+    http: httpx.AsyncClient, owner: Account
+) -> None:
+    """40 test sends at once to a webhook limited to 3 a second: 3 are taken, the others are
+    429 with the second the window frees in; without a limit every one is taken."""
+    async with Receiver() as receiver:
+        body = {"url": receiver.url, "events": ["contact.created"], "rate_limit": 3}
+        webhook = (await http.post("/v1/webhooks", json=body, headers=owner.headers)).json()
+        url = f"/v1/webhooks/{webhook['id']}/test"
+        began = time.monotonic()
+        responses = await asyncio.gather(
+            *(http.post(url, headers=owner.headers) for _ in range(40))
+        )
+        seconds = time.monotonic() - began
+        taken = [response.status_code for response in responses].count(202)
+        # Three a second: three when the burst fits in one (as it does unless the host is
+        # very slow), else at most three for each second it spanned.
+        assert taken == 3 if seconds < 1 else 3 <= taken <= 3 * math.ceil(seconds + 1), seconds
+        refused = [response for response in responses if response.status_code != 202]
+        assert len(refused) == 40 - taken
+        for response in refused:
+            assert (
+                response.status_code == 429 and response.json()["error"]["code"] == "rate_limited"
+            )
+            assert response.headers["Retry-After"] in ("1", "2")  # a second, plus the margins
+        await receiver.wait_for(taken)
+        deliveries = f"/v1/webhooks/{webhook['id']}/deliveries"
+        assert len((await http.get(deliveries, headers=owner.headers)).json()) == taken
+        unlimited = await _subscribe(http, owner, receiver.url)
+        url = f"/v1/webhooks/{unlimited['id']}/test"
+        responses = await asyncio.gather(
+            *(http.post(url, headers=owner.headers) for _ in range(10))
+        )
+        assert [response.status_code for response in responses] == [202] * 10
 
 
 async def test_test_event_to_an_inactive_webhook_is_a_conflict(

@@ -11,10 +11,14 @@ from typing import Any
 
 import httpx
 from fastapi import FastAPI
+from sqlalchemy import update
 from standardwebhooks import Webhook
 
+from hookline.crypto import SecretBox
 from hookline.delivery.worker import Worker
-from tests.conftest import Account
+from hookline.domain.webhook_routing import seal
+from hookline.storage.models import webhooks
+from tests.conftest import TEST_SECRET_KEY, Account
 from tests.support.receiver import Receiver
 from tests.support.waiting import eventually
 
@@ -179,3 +183,45 @@ async def test_rate_limit_paces_one_webhook_and_not_its_neighbour(
 
 def _seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp).timestamp()
+
+
+async def test_headers_stored_before_a_rule_refused_them_are_never_sent(
+    http: httpx.AsyncClient, owner: Account, worker_app: FastAPI
+) -> None:
+    """A webhook stored with headers the rules now refuse keeps them (listed, masked) until a
+    headers PATCH, but neither deliveries nor the receiver check send them."""
+    legacy = {
+        "X-Ok": "1",
+        "Expect": "100-continue",
+        "Upgrade": "websocket",
+        "Content-Encoding": "gzip",
+        "X-Name": "café",
+    }
+    async with Receiver() as receiver:
+        webhook = await subscribe(http, owner, receiver.url, headers={"X-Ok": "1"})
+        headers_enc, header_names = seal(SecretBox(TEST_SECRET_KEY), legacy)
+        async with worker_app.state.db.begin() as conn:
+            await conn.execute(
+                update(webhooks)
+                .where(webhooks.c.id == webhook["id"])
+                .values(headers_enc=headers_enc, header_names=header_names)
+            )
+        await new_contact(http, owner)
+        await receiver.wait_for(1)
+        check = await http.post(f"/v1/webhooks/{webhook['id']}/conformance", headers=owner.headers)
+        assert check.status_code == 200, check.text
+        assert len(receiver.requests) == 6
+        for request in receiver.requests:
+            assert request.headers["x-ok"] == "1"
+            assert {"expect", "upgrade", "x-name"}.isdisjoint(request.headers)
+            assert "content-encoding" not in request.headers
+        got = (await http.get(f"/v1/webhooks/{webhook['id']}", headers=owner.headers)).json()
+        assert got["headers"] == dict.fromkeys(legacy, "********")
+        # Removing one is allowed; any headers PATCH drops the others the rules refuse.
+        patched = await http.patch(
+            f"/v1/webhooks/{webhook['id']}",
+            json={"headers": {"expect": None}},
+            headers=owner.headers,
+        )
+        assert patched.status_code == 200, patched.text
+        assert patched.json()["headers"] == {"X-Ok": "********"}

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+import re
+from datetime import timedelta
+
+from sqlalchemy import select, update
 
 from hookline.crypto import SecretBox
 from hookline.domain.webhook_routing import unseal
 from hookline.storage.db import Database
 from hookline.storage.models import webhooks
+from hookline.timeutil import utcnow
 from tests.conftest import TEST_SECRET_KEY
 from tests.dashboard.conftest import Dash
 
@@ -114,3 +118,40 @@ async def test_check_receiver_button_shows_the_report(signed_in: Dash) -> None:
         # Without the CSRF token nothing is sent.
         refused = await signed_in.http.post(f"{path}/conformance", data={})
         assert refused.status_code == 403 and len(receiver.requests) == 5
+
+
+async def test_the_buttons_show_the_webhooks_budget_when_it_is_used_up(
+    signed_in: Dash, db: Database
+) -> None:
+    """A second receiver check within 10 s, and a test send while the rate limit's window is
+    full, send nothing and say why and when to try again (the API's 429, through the same
+    domain rule)."""
+    from tests.support.receiver import Receiver
+
+    async with Receiver() as receiver:
+        created = await signed_in.post(
+            "/dashboard/webhooks",
+            {"url": receiver.url, "events": ["contact.created"], "rate_limit": "5"},
+            token_from="/dashboard/webhooks/new",
+        )
+        path = created.headers["location"]
+        assert (await signed_in.post(f"{path}/conformance", {}, token_from=path)).status_code == 200
+        again = await signed_in.post(f"{path}/conformance", {}, token_from=path)
+        assert again.status_code == 303 and again.headers["location"].endswith(path)
+        page = (await signed_in.get(path)).text
+        assert "Not sent: This webhook&#39;s receiver was checked less than 10 s ago" in page
+        assert "Try again in " in page
+        # A window filled up to a minute from now (as a flood of deliveries would fill it).
+        later = int((utcnow() + timedelta(minutes=1)).timestamp() * 1_000_000)
+        async with db.begin() as conn:
+            await conn.execute(
+                update(webhooks)
+                .where(webhooks.c.id == path.rsplit("/", 1)[-1])
+                .values(rate_starts=[[later, 5]])
+            )
+        refused = await signed_in.post(f"{path}/test", {}, token_from=path)
+        assert refused.status_code == 303
+        page = (await signed_in.get(path)).text
+        assert "Not sent: This webhook&#39;s rate_limit (5 a second) is used up" in page
+        assert re.search(r"Try again in 6[01] s\.", page)
+        assert len(receiver.requests) == 5

@@ -270,7 +270,7 @@ export interface paths {
         put?: never;
         /**
          * Check the receiver: does it verify signatures, timestamps and bodies?
-         * @description Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply): `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries and never count toward auto-disable.
+         * @description Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply): `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has no room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
          */
         post: operations["check_conformance"];
         delete?: never;
@@ -401,7 +401,7 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event, or an example of any type, to this webhook alone
-         * @description Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and whatever its filter says.
+         * @description Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).
          */
         post: operations["send_test_event"];
         delete?: never;
@@ -1459,10 +1459,10 @@ export interface components {
             filter?: string | null;
             /**
              * Headers
-             * @description Merged into the current headers; a null value removes that header.
+             * @description Merged into the current headers; a null value removes that header (also one stored before its name was refused). The rules of `headers` apply to each value set; a merge drops stored headers those rules now refuse.
              */
             headers?: {
-                [key: string]: string | null;
+                [key: string]: (string | null) | null;
             };
             /** Is Active */
             is_active?: boolean;

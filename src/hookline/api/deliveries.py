@@ -133,7 +133,9 @@ async def retry_delivery(
     summary="Send a webhook.test event, or an example of any type, to this webhook alone",
     description='Without a body, a `webhook.test` event. With `{"event_type": T}`, an example '
     "event of type T (example data from `GET /v1/event-types`, a real signature), whatever the "
-    "webhook subscribes to and whatever its filter says.",
+    "webhook subscribes to and whatever its filter says. A test send counts against the "
+    "webhook's `rate_limit` when asked for: with the window used up, 429 `rate_limited` with "
+    "`Retry-After` (seconds until it has room).",
     openapi_extra={
         "requestBody": {
             "required": False,

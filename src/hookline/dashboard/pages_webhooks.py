@@ -27,10 +27,11 @@ from hookline.dashboard.web import (
     render,
 )
 from hookline.domain import deliveries as deliveries_domain
+from hookline.domain import webhook_routing as routing
 from hookline.domain import webhooks as domain
 from hookline.domain.conformance import run_check
 from hookline.domain.events import EVENT_TYPES
-from hookline.errors import ValidationFailed
+from hookline.errors import RateLimited, ValidationFailed
 from hookline.schemas.webhooks import WebhookCreate, WebhookUpdate
 from hookline.settings import Settings
 from hookline.timeutil import utcnow
@@ -113,6 +114,7 @@ def _form_page(
         "errors": errors,
         "event_types": EVENT_TYPES,
         "header_rows": values.get("header_rows") or [("", "")] * HEADER_ROWS,
+        "unsent_headers": routing.unsent_names(webhook["headers"] if webhook else ()),
     }
     return render(request, "webhook_form.html", context, status_code=status_code)
 
@@ -201,6 +203,7 @@ async def show_webhook(
         "first_page": cursor is None,
         "status": status,
         "statuses": DELIVERY_STATUSES,
+        "unsent_headers": routing.unsent_names(webhook["headers"]),
     }
     return render(request, "webhook_detail.html", context)
 
@@ -336,8 +339,13 @@ async def send_test(
     if not webhook["is_active"]:
         flash = Flash("error", "This webhook is disabled: enable it first, then send a test event.")
         return redirect(request, _url(webhook_id), flash)
-    async with database(request).begin() as conn:
-        event_id = await deliveries_domain.insert_test_event(conn, session.account_id, webhook_id)
+    try:
+        async with database(request).begin() as conn:
+            event_id = await deliveries_domain.insert_test_event(
+                conn, session.account_id, webhook_id
+            )
+    except RateLimited as exc:
+        return redirect(request, _url(webhook_id), _not_now(exc))
     flash = Flash(
         "success",
         f"Test event {event_id} sent. Its delivery appears below in a moment (reload the page).",
@@ -348,12 +356,21 @@ async def send_test(
 @router.post("/{webhook_id}/conformance")
 async def check_receiver(
     request: Request, session: CurrentSession, _form: CheckedForm, webhook_id: str
-) -> HTMLResponse:
+) -> Response:
     webhook = await _webhook(request, session, webhook_id)
-    report = await run_check(
-        _settings(request), database(request), _box(request), session.account_id, webhook_id
-    )
+    try:
+        report = await run_check(
+            _settings(request), database(request), _box(request), session.account_id, webhook_id
+        )
+    except RateLimited as exc:
+        return redirect(request, _url(webhook_id), _not_now(exc))
     return render(request, "conformance.html", {"webhook": webhook, "report": report})
+
+
+def _not_now(refused: RateLimited) -> Flash:
+    """The API's 429, for people: why, and when to try again."""
+    seconds = refused.headers.get("Retry-After", "1")
+    return Flash("error", f"Not sent: {refused.message} Try again in {seconds} s.")
 
 
 @router.get("/{webhook_id}/delete")

@@ -4,7 +4,8 @@ network would, and grades what the receiver accepts.
 Probes are ``webhook.conformance`` requests sent with the delivery engine's own ``Sender`` (the
 same SSRF guard, timeouts and no redirects) and the webhook's own secrets and custom headers.
 They are not deliveries: nothing is stored, and nothing the receiver answers counts toward
-auto-disabling the webhook (not even 410).
+auto-disabling the webhook (not even 410). They do count against the webhook's rate limit, and
+a webhook takes one check per ``domain.outbound.CONFORMANCE_INTERVAL``.
 
 1. ``valid``: a correctly signed request; expects 2xx.
 2. ``bad_signature``: signed with a secret that is not the webhook's; expects non-2xx.
@@ -21,8 +22,9 @@ import asyncio
 import base64
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -123,28 +125,41 @@ def _not_sent(probe: _Probe) -> dict[str, Any]:
     return {"name": probe.name, "passed": False, "status_code": None, "detail": detail}
 
 
-async def check_receiver(sender: Sender, target: Target) -> dict[str, Any]:
-    """Run every probe, one after another, within ``BUDGET_SECONDS``; the report."""
+async def check_receiver(
+    sender: Sender, target: Target, *, starts: Sequence[datetime] | None = None
+) -> dict[str, Any]:
+    """Run every probe, one after another, within ``BUDGET_SECONDS``; the report. ``starts``:
+    the moment each probe may start, if the webhook's rate limit paces them
+    (``domain.outbound``)."""
     checks: list[dict[str, Any]] = []
     valid_id = ids.event_id()
     valid_body = _body(target, valid_id, "valid")
     deadline = asyncio.get_running_loop().time() + BUDGET_SECONDS
-    for probe in PROBES:
+    for index, probe in enumerate(PROBES):
         if probe.request is _valid:
             event_id, body = valid_id, valid_body  # duplicate_id resends exactly these
         else:
             event_id = ids.event_id()
             body = _body(target, event_id, probe.name)
-        headers, sent = probe.request(target, body, event_id)
         remaining = deadline - asyncio.get_running_loop().time()
         if remaining <= 0:
             checks.append(_not_sent(probe))
             continue
         try:
             async with asyncio.timeout(remaining):
+                await _until(starts[index] if starts is not None else None)
+                headers, sent = probe.request(target, body, event_id)
                 result = await sender.send(target.url, headers, sent)
         except TimeoutError:
             checks.append(_not_sent(probe))
             continue
         checks.append(_grade(probe, result))
     return {"passed": all(check["passed"] for check in checks), "checks": checks}
+
+
+async def _until(moment: datetime | None) -> None:
+    """Wait for a probe's slot in the rate limit's window."""
+    if moment is not None:
+        wait = (moment - utcnow()).total_seconds()
+        if wait > 0:
+            await asyncio.sleep(wait)

@@ -419,6 +419,24 @@ def rate_reopens_at(limit: int, window: Sequence[Sequence[int]]) -> int | None:
     return None
 
 
+def plan_starts(
+    limit: int, starts: Any, count: int, now: datetime
+) -> tuple[list[datetime], list[list[int]]]:
+    """Attempts sent outside a claim (the receiver check's probes, ``domain.outbound``): when
+    each of ``count`` may start, each at the earliest moment the window has room by the claim's
+    own rule, and the window to store with them (held like a claim holds it)."""
+    at = _epoch_us(now) + RATE_START_DELAY_US
+    window = rate_window(starts, at)
+    planned: list[datetime] = []
+    for _ in range(count):
+        reopens = rate_reopens_at(limit, rate_window(window, at))
+        if reopens is not None:
+            at = reopens + RATE_START_DELAY_US
+        window.append([at, 1])
+        planned.append(_from_epoch_us(at))
+    return planned, window
+
+
 def _after(req: ClaimRequest, claims: Sequence[Claim]) -> ClaimRequest:
     """``req`` for the rest of a round once ``claims`` were taken."""
     if not claims:

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from hookline import __version__
+from hookline.delivery.header_rules import sendable
 from hookline.timeutil import iso
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 (a prefix, not a secret)
@@ -130,7 +131,13 @@ def event_payload(
 
 
 def headers_from_plain(plain: str) -> dict[str, str]:
-    """A webhook's custom headers from its decrypted ``headers_enc`` (a JSON object)."""
+    """The custom headers to send, from a webhook's decrypted ``headers_enc``: those stored
+    before a rule of ``header_rules`` refused them are dropped."""
+    return sendable(stored_headers_from_plain(plain))
+
+
+def stored_headers_from_plain(plain: str) -> dict[str, str]:
+    """Every custom header of a webhook's decrypted ``headers_enc`` (a JSON object)."""
     opened = orjson.loads(plain)
     if not isinstance(opened, dict):
         raise ValueError("stored headers are not an object")

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from hookline.delivery.payloads import delivery_out
+from hookline.domain import outbound
 from hookline.domain.events import TEST_EVENT_TYPE
 from hookline.storage.connector import Connection
 from hookline.storage.db import fetch_one
@@ -107,7 +108,9 @@ async def insert_test_event(
 ) -> str:
     """The outbox row of ``POST /v1/webhooks/{id}/test``, for that webhook alone: a
     ``webhook.test`` event, or ``example`` (event type, data, previous attributes) when one was
-    asked for. Either way an open circuit's probe is due at once. Returns the event id."""
+    asked for. It counts against the webhook's rate limit (``RateLimited`` when used up,
+    ``domain.outbound``), and an open circuit's probe is due at once. Returns the event id."""
+    await outbound.take_test_send(conn, await outbound.held_webhook(conn, account_id, webhook_id))
     await _probe_now(conn, account_id, webhook_id)
     if example is None:
         message = {"webhook_id": webhook_id, "message": "This is a test event sent from hookline."}

@@ -3,61 +3,36 @@
 Headers are stored encrypted (``crypto.SecretBox``, like the signing secrets: a gateway's static
 key is a credential), with their names in clear so that every read shows them, each value masked
 as ``MASKED_VALUE``, without decrypting. Names are compared case-insensitively, as HTTP does: a
-PATCH of ``x-api-key`` replaces ``X-Api-Key``.
+PATCH of ``x-api-key`` replaces ``X-Api-Key``. Which headers may be set is
+``delivery.header_rules``.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 
 import orjson
 
 from hookline.crypto import SecretBox
-from hookline.delivery.signing import headers_from_plain
+from hookline.delivery import header_rules as rules
+from hookline.delivery.signing import headers_from_plain, stored_headers_from_plain
 
 MAX_HEADERS = 20
-MAX_HEADER_VALUE = 1024
-MAX_HEADER_NAME = 256
 MIN_RATE_LIMIT, MAX_RATE_LIMIT = 1, 10_000
-# What hookline sets itself on every delivery (or the HTTP client does): never overridable.
-RESERVED_HEADERS = frozenset(
-    {"content-type", "content-length", "host", "user-agent", "connection", "transfer-encoding"}
-)
-RESERVED_PREFIX = "webhook-"
-# RFC 9110 token characters.
-_TOKEN = re.compile(r"\A[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
-# Field values: visible characters, spaces and tabs; no CR/LF (header injection) or other controls.
-_BAD_VALUE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
-def reserved_name_pattern() -> str:
-    """An ECMA-262 regex matching the reserved names in any case, for the OpenAPI schema (JSON
-    Schema patterns have no case-insensitive flag, so each letter is spelled as a class)."""
-
-    def any_case(text: str) -> str:
-        # The reserved names hold only letters and "-", which needs no escape (and "\\-" is a
-        # syntax error in a Unicode-mode ECMA-262 regex).
-        return "".join(f"[{c.upper()}{c.lower()}]" if c.isalpha() else c for c in text)
-
-    exact = "|".join(any_case(name) for name in sorted(RESERVED_HEADERS))
-    return f"^(?:{any_case(RESERVED_PREFIX)}|(?:{exact})$)"
-
-
-def check_header_name(name: str) -> None:
-    if not _TOKEN.match(name) or len(name) > MAX_HEADER_NAME:
-        raise ValueError(f"header name {name!r} is not an HTTP token (RFC 9110)")
-    lowered = name.lower()
-    if lowered in RESERVED_HEADERS or lowered.startswith(RESERVED_PREFIX):
-        raise ValueError(f"header {name} is set by hookline and cannot be overridden")
+def check_removable_name(name: str) -> None:
+    """A PATCH's ``null``: a name a webhook may hold, or may have been stored with before a
+    rule refused it (so that it can be removed); never a reserved one."""
+    refused = rules.storable_name_refusal(name)
+    if refused is not None:
+        raise ValueError(refused)
 
 
 def check_header(name: str, value: str) -> None:
-    check_header_name(name)
-    if len(value) > MAX_HEADER_VALUE:
-        raise ValueError(f"header {name}'s value must be at most {MAX_HEADER_VALUE} characters")
-    if _BAD_VALUE.search(value):
-        raise ValueError(f"header {name}'s value must not contain CR, LF or control characters")
+    refused = rules.refusal(name, value)
+    if refused is not None:
+        raise ValueError(refused)
 
 
 def _check_count(names: Iterable[str]) -> None:
@@ -86,7 +61,7 @@ def normalize_header_patch(patch: Mapping[str, str | None]) -> dict[str, str | N
     """A PATCH's ``headers``: each set header valid (``null`` removes one)."""
     for name, value in patch.items():
         if value is None:
-            check_header_name(name)  # as the schema says: a reserved name is refused, even here
+            check_removable_name(name)
         else:
             check_header(name, value)
     _check_unique(patch)
@@ -94,9 +69,11 @@ def normalize_header_patch(patch: Mapping[str, str | None]) -> dict[str, str | N
 
 
 def merge_headers(current: Mapping[str, str], patch: Mapping[str, str | None]) -> dict[str, str]:
-    """``current`` with ``patch`` merged in (``null`` removes; names case-insensitive)."""
+    """``current`` with ``patch`` merged in (``null`` removes; names case-insensitive). A
+    stored header the rules now refuse (never sent anyway) is dropped by any merge."""
     patched = {name.lower() for name in patch}
-    merged = {name: value for name, value in current.items() if name.lower() not in patched}
+    kept = rules.sendable(current)
+    merged = {name: value for name, value in kept.items() if name.lower() not in patched}
     merged.update({name: value for name, value in patch.items() if value is not None})
     _check_count(merged)
     return merged
@@ -110,4 +87,16 @@ def seal(box: SecretBox, headers: Mapping[str, str]) -> tuple[str | None, list[s
 
 
 def unseal(box: SecretBox, token: str | None) -> dict[str, str]:
+    """The headers to send: the stored ones the rules accept."""
     return headers_from_plain(box.decrypt(token)) if token is not None else {}
+
+
+def unseal_stored(box: SecretBox, token: str | None) -> dict[str, str]:
+    """Every stored header, sent or not."""
+    return stored_headers_from_plain(box.decrypt(token)) if token is not None else {}
+
+
+def unsent_names(names: Iterable[str]) -> list[str]:
+    """The stored names the rules refuse by name: kept until the next headers PATCH, never
+    sent (a refused value is only found by decrypting, at send time)."""
+    return [name for name in names if rules.name_refusal(name) is not None]

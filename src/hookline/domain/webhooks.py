@@ -128,6 +128,7 @@ async def create_webhook(
         "filter": filter,
         "rate_limit": rate_limit,
         "rate_starts": None,
+        "conformance_at": None,
         "created_at": now,
         "updated_at": now,
     }
@@ -158,7 +159,7 @@ def _header_changes(
     if not patch:
         return {}
     assert box is not None, "a headers patch needs the SecretBox"
-    current = routing.unseal(box, row.headers_enc)
+    current = routing.unseal_stored(box, row.headers_enc)
     try:
         merged = routing.merge_headers(current, patch)
     except ValueError as exc:
@@ -220,14 +221,9 @@ async def update_webhook(
     return webhook_out(updated)
 
 
-async def probe_target(
-    conn: Connection, account_id: str, webhook_id: str, *, box: SecretBox
-) -> Target | None:
-    """What the receiver check needs: the URL, the live secrets and the custom headers, in
-    plaintext (never returned to a client). None when not found."""
-    row = await _select(conn, account_id, webhook_id)
-    if row is None:
-        return None
+def probe_target(row: Any, *, box: SecretBox) -> Target:
+    """What the receiver check needs of webhook ``row``: the URL, the live secrets and the
+    custom headers it sends, in plaintext (never returned to a client)."""
     previous = box.decrypt(row.previous_secret_enc) if row.previous_secret_enc else None
     secrets_now = live_secrets(
         box.decrypt(row.secret_enc), previous, row.previous_secret_expires_at, utcnow()

@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from hookline.delivery import header_rules as rules
 from hookline.delivery.filters import FilterError, check_filter
 from hookline.domain import webhook_routing as routing
 from hookline.domain.events import EVENT_TYPES
@@ -32,30 +33,55 @@ Events = Annotated[
         json_schema_extra={"minItems": 1},
     ),
 ]
-_HEADER_NAMES = {
-    "propertyNames": {
-        "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
-        "maxLength": routing.MAX_HEADER_NAME,
-        "not": {"pattern": routing.reserved_name_pattern()},
-    },
-    "maxProperties": routing.MAX_HEADERS,
+_HEADER_NAME = {
+    "pattern": "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$",
+    "maxLength": rules.MAX_HEADER_NAME,
+    "not": {"pattern": rules.RESERVED_PATTERN},
 }
+_HEADER_VALUE = {
+    "type": "string",
+    "maxLength": rules.MAX_HEADER_VALUE,
+    "pattern": rules.VALUE_PATTERN,
+}
+_NAMES_REFUSED = (
+    "not webhook-*, content-*, proxy-*, host, user-agent, connection, transfer-encoding, "
+    "expect, te, trailer, upgrade, keep-alive or http2-settings"
+)
 Headers = Annotated[
     dict[str, str],
     AfterValidator(routing.normalize_headers),
     Field(
-        json_schema_extra=_HEADER_NAMES,
-        description="Up to 20 custom headers sent with every delivery (RFC 9110 names, not "
-        "webhook-*, content-type, content-length, host, user-agent, connection or "
-        "transfer-encoding; values ..1024 chars, no CR/LF). Stored encrypted; shown masked.",
+        json_schema_extra={
+            "propertyNames": {
+                **_HEADER_NAME,
+                "not": {
+                    "anyOf": [
+                        {"pattern": rules.RESERVED_PATTERN},
+                        {"pattern": rules.CONTROL_PATTERN},
+                    ]
+                },
+            },
+            "additionalProperties": _HEADER_VALUE,
+            "maxProperties": routing.MAX_HEADERS,
+        },
+        description="Up to 20 custom headers sent with every delivery and receiver-check "
+        f"probe: names are RFC 9110 tokens, {_NAMES_REFUSED} (case-insensitive); values are "
+        "..1024 visible ASCII characters and spaces. Stored encrypted; shown masked.",
     ),
 ]
 HeaderPatch = Annotated[
     dict[str, str | None],
     AfterValidator(routing.normalize_header_patch),
     Field(
-        json_schema_extra=_HEADER_NAMES,
-        description="Merged into the current headers; a null value removes that header.",
+        json_schema_extra={
+            "propertyNames": _HEADER_NAME,
+            "additionalProperties": {"anyOf": [_HEADER_VALUE, {"type": "null"}]},
+            "patternProperties": {rules.CONTROL_PATTERN: {"type": "null"}},
+            "maxProperties": routing.MAX_HEADERS,
+        },
+        description="Merged into the current headers; a null value removes that header (also "
+        "one stored before its name was refused). The rules of `headers` apply to each value "
+        "set; a merge drops stored headers those rules now refuse.",
     ),
 ]
 
@@ -84,7 +110,8 @@ RateLimit = Annotated[
         ge=routing.MIN_RATE_LIMIT,
         le=routing.MAX_RATE_LIMIT,
         description="At most this many delivery attempts start in any one-second window "
-        "(1..10000); attempts over it wait, they never fail for it.",
+        "(1..10000); attempts over it wait, they never fail for it. Test sends and receiver-"
+        "check probes count too: with the window full they are refused (429, Retry-After).",
     ),
 ]
 

@@ -283,6 +283,8 @@ webhooks = Table(
     # The rate limit's sliding window: [[start in epoch microseconds, attempts], ...] of the
     # last second, written by the claim that started them (manager.claim_rate_limited).
     Column("rate_starts", Json, nullable=True),
+    # When the webhook's last receiver check started: one per ``domain.outbound``'s interval.
+    Column("conformance_at", UTCDateTime(), nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
     Index(None, "account_id", "id"),

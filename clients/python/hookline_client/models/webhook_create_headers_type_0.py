@@ -11,8 +11,10 @@ T = TypeVar("T", bound="WebhookCreateHeadersType0")
 
 @_attrs_define
 class WebhookCreateHeadersType0:
-    """Up to 20 custom headers sent with every delivery (RFC 9110 names, not webhook-*, content-type, content-length, host,
-    user-agent, connection or transfer-encoding; values ..1024 chars, no CR/LF). Stored encrypted; shown masked.
+    """Up to 20 custom headers sent with every delivery and receiver-check probe: names are RFC 9110 tokens, not webhook-*,
+    content-*, proxy-*, host, user-agent, connection, transfer-encoding, expect, te, trailer, upgrade, keep-alive or
+    http2-settings (case-insensitive); values are ..1024 visible ASCII characters and spaces. Stored encrypted; shown
+    masked.
 
     """
 

@@ -23,7 +23,9 @@ class WebhookUpdate:
         Attributes:
             events (list[WebhookUpdateEventsItem] | Unset): Non-empty set of event types; duplicates are dropped.
             filter_ (None | str | Unset):
-            headers (WebhookUpdateHeaders | Unset): Merged into the current headers; a null value removes that header.
+            headers (WebhookUpdateHeaders | Unset): Merged into the current headers; a null value removes that header (also
+                one stored before its name was refused). The rules of `headers` apply to each value set; a merge drops stored
+                headers those rules now refuse.
             is_active (bool | Unset):
             name (None | str | Unset):
             rate_limit (int | None | Unset):

@@ -11,7 +11,10 @@ T = TypeVar("T", bound="WebhookUpdateHeaders")
 
 @_attrs_define
 class WebhookUpdateHeaders:
-    """Merged into the current headers; a null value removes that header."""
+    """Merged into the current headers; a null value removes that header (also one stored before its name was refused). The
+    rules of `headers` apply to each value set; a merge drops stored headers those rules now refuse.
+
+    """
 
     additional_properties: dict[str, None | str] = _attrs_field(
         init=False, factory=dict

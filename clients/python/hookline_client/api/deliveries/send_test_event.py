@@ -119,7 +119,8 @@ def sync_detailed(
 
      Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
     (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and
-    whatever its filter says.
+    whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with
+    the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).
 
     Args:
         webhook_id (str):
@@ -158,7 +159,8 @@ def sync(
 
      Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
     (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and
-    whatever its filter says.
+    whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with
+    the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).
 
     Args:
         webhook_id (str):
@@ -192,7 +194,8 @@ async def asyncio_detailed(
 
      Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
     (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and
-    whatever its filter says.
+    whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with
+    the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).
 
     Args:
         webhook_id (str):
@@ -229,7 +232,8 @@ async def asyncio(
 
      Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
     (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and
-    whatever its filter says.
+    whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with
+    the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).
 
     Args:
         webhook_id (str):
