@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from hookline import ids
+from hookline.delivery.manager import RATE_MARGIN_US, RATE_WINDOW_US
 from hookline.delivery.sender import AttemptResult, Sender
 from hookline.delivery.signing import SECRET_PREFIX, build_headers, event_body
 from hookline.timeutil import utcnow
@@ -125,41 +126,63 @@ def _not_sent(probe: _Probe) -> dict[str, Any]:
     return {"name": probe.name, "passed": False, "status_code": None, "detail": detail}
 
 
+@dataclass(frozen=True)
+class Pace:
+    """The probes of a webhook with a rate limit (``domain.outbound``): when each may start by
+    the window's rule, and the limit, so that no more than ``limit`` probes reach the receiver
+    in any window, however long each took to arrive."""
+
+    starts: Sequence[datetime]
+    limit: int
+
+
+# A probe ``limit`` places after another waits this long after that one was answered (the
+# receiver had it by then): the rate window and its margin.
+_SPACING = (RATE_WINDOW_US + RATE_MARGIN_US) / 1_000_000
+
+
 async def check_receiver(
-    sender: Sender, target: Target, *, starts: Sequence[datetime] | None = None
+    sender: Sender, target: Target, *, pace: Pace | None = None
 ) -> dict[str, Any]:
-    """Run every probe, one after another, within ``BUDGET_SECONDS``; the report. ``starts``:
-    the moment each probe may start, if the webhook's rate limit paces them
-    (``domain.outbound``)."""
+    """Run every probe, one after another, within ``BUDGET_SECONDS``; the report."""
     checks: list[dict[str, Any]] = []
+    answered: dict[int, float] = {}
+    loop = asyncio.get_running_loop()
     valid_id = ids.event_id()
     valid_body = _body(target, valid_id, "valid")
-    deadline = asyncio.get_running_loop().time() + BUDGET_SECONDS
+    deadline = loop.time() + BUDGET_SECONDS
     for index, probe in enumerate(PROBES):
         if probe.request is _valid:
             event_id, body = valid_id, valid_body  # duplicate_id resends exactly these
         else:
             event_id = ids.event_id()
             body = _body(target, event_id, probe.name)
-        remaining = deadline - asyncio.get_running_loop().time()
+        remaining = deadline - loop.time()
         if remaining <= 0:
             checks.append(_not_sent(probe))
             continue
         try:
             async with asyncio.timeout(remaining):
-                await _until(starts[index] if starts is not None else None)
+                await _paced(pace, index, answered)
                 headers, sent = probe.request(target, body, event_id)
                 result = await sender.send(target.url, headers, sent)
         except TimeoutError:
             checks.append(_not_sent(probe))
             continue
+        finally:
+            answered[index] = loop.time()
         checks.append(_grade(probe, result))
     return {"passed": all(check["passed"] for check in checks), "checks": checks}
 
 
-async def _until(moment: datetime | None) -> None:
-    """Wait for a probe's slot in the rate limit's window."""
-    if moment is not None:
-        wait = (moment - utcnow()).total_seconds()
-        if wait > 0:
-            await asyncio.sleep(wait)
+async def _paced(pace: Pace | None, index: int, answered: Mapping[int, float]) -> None:
+    """Wait for probe ``index``'s slot in the rate limit's window, and for the probe
+    ``pace.limit`` places before it to be a whole window behind."""
+    if pace is None:
+        return
+    wait = (pace.starts[index] - utcnow()).total_seconds()
+    earlier = answered.get(index - pace.limit)
+    if earlier is not None:
+        wait = max(wait, earlier + _SPACING - asyncio.get_running_loop().time())
+    if wait > 0:
+        await asyncio.sleep(wait)

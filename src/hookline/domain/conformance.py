@@ -20,11 +20,11 @@ async def run_check(
     read. The probes (up to 30 s of network) run after it, holding no connection."""
     async with db.begin() as conn:
         row = await outbound.held_webhook(conn, account_id, webhook_id)
-        starts = await outbound.start_receiver_check(conn, row)
+        pace = await outbound.start_receiver_check(conn, row)
         target = probe_target(row, box=box)
     sender = Sender(settings)
     await sender.start()
     try:
-        return await check_receiver(sender, target, starts=starts)
+        return await check_receiver(sender, target, pace=pace)
     finally:
         await sender.close()

@@ -36,9 +36,9 @@ async def held_webhook(conn: Connection, account_id: str, webhook_id: str) -> An
     return row
 
 
-async def start_receiver_check(conn: Connection, row: Any) -> list[datetime] | None:
-    """Take a receiver check for the held webhook ``row``: when each probe may start (None:
-    at once, the webhook has no rate limit)."""
+async def start_receiver_check(conn: Connection, row: Any) -> conformance.Pace | None:
+    """Take a receiver check for the held webhook ``row``: how its probes are paced (None: at
+    once, the webhook has no rate limit)."""
     now = utcnow()  # read once the row is held: a waiter sees the run that held it before
     if row.conformance_at is not None and now < row.conformance_at + CONFORMANCE_INTERVAL:
         wait = row.conformance_at + CONFORMANCE_INTERVAL - now
@@ -49,11 +49,12 @@ async def start_receiver_check(conn: Connection, row: Any) -> list[datetime] | N
             headers=_retry_after(wait),
         )
     changes: dict[str, Any] = {"conformance_at": now}
-    starts = None
+    pace = None
     if row.rate_limit is not None:
         starts, changes["rate_starts"] = _within_rate_limit(row, len(conformance.PROBES), now)
+        pace = conformance.Pace(starts, row.rate_limit)
     await _write(conn, row, changes)
-    return starts
+    return pace
 
 
 async def take_test_send(conn: Connection, row: Any) -> None:
