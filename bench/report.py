@@ -1,4 +1,4 @@
-"""Writes docs/benchmarks.md (tables, machine, versions, commentary) and the latency plot."""
+"""Writes docs/benchmarks.md (tables, machine, versions, how to read them) and the latency plot."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from bench.config import Plan
 from bench.figures import Figure, Run
 
-COMMENTARY = Path(__file__).parent / "commentary.md"
+READING = Path(__file__).parent / "reading.md"
 
 
 def _num(value: float | None, digits: int = 0) -> str:
@@ -76,8 +76,7 @@ def markdown(run: Run, plan: Plan, plot_name: str | None) -> str:
     lines.append("")
     if run.notes:
         lines += ["## Notes from this run", "", *(f"- {n}" for n in run.notes), ""]
-    if COMMENTARY.exists():
-        lines += [COMMENTARY.read_text().rstrip(), ""]
+    lines += [READING.read_text().rstrip(), ""]
     return "\n".join(lines)
 
 
