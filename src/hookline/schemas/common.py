@@ -33,15 +33,17 @@ class RequestModel(BaseModel):
     """Request bodies refuse unknown and read-only fields: nothing is silently ignored.
 
     No string anywhere in a body (nested ones and object keys included) may hold a C0 control
-    character other than tab, CR and LF: checked here, once, for every field of every model.
+    character other than tab, CR and LF, and no number may be NaN or infinite (``NaN`` and
+    ``1e400`` parse, but JSON cannot hold them): checked here, once, for every field of every
+    model.
     """
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
     @field_validator("*", mode="before")
     @classmethod
-    def _no_control_characters(cls, value: Any, info: ValidationInfo) -> Any:
-        return validation.refuse_control_characters(value, info.field_name or "body")
+    def _storable(cls, value: Any, info: ValidationInfo) -> Any:
+        return validation.refuse_unstorable(value, info.field_name or "body")
 
     def provided(self) -> dict[str, Any]:
         """Only the fields the client sent (merge-patch needs absent and null told apart)."""
