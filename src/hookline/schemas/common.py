@@ -84,6 +84,9 @@ def phone_field(field: str) -> Any:
 
 
 def timestamp_field(field: str) -> Any:
+    """The one type of every date and time the API takes, in a body or a query string: its
+    window (``validation.FIRST_YEAR``..``LAST_YEAR``) keeps every sum and difference of times
+    the server computes representable."""
     return Annotated[
         datetime,
         BeforeValidator(partial(validation.timestamp, field=field)),
