@@ -104,7 +104,8 @@ class Settings(BaseSettings):
     disable_after_hours: float = Field(default=120, gt=0)
     rate_limit: str = "100/second"
     redis_url: str | None = None
-    retention_days: int = Field(default=30, ge=1)
+    # At most a century: "now minus the retention period" stays a representable time.
+    retention_days: int = Field(default=30, ge=1, le=36_500)
     signup: Literal["open", "closed"] = "open"
     secret_key: str | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import httpx
 import pytest
 
+from hookline.domain.calls import MAX_CALL_DURATION
 from hookline.domain.events import list_events
 from hookline.storage.db import Database
+from hookline.timeutil import iso, parse_iso, utcnow
 from tests.conftest import Account, new_account
 from tests.support.api import collect_pages, field_errors
 
@@ -191,11 +194,36 @@ async def test_complete_sets_status_end_and_whole_second_duration(
 async def test_complete_defaults_the_end_to_now(
     client: httpx.AsyncClient, auth_headers: dict[str, str]
 ) -> None:
-    call = await start_call(client, auth_headers, call_started_at=STARTED)
+    call = await start_call(
+        client, auth_headers, call_started_at=iso(utcnow() - timedelta(hours=1))
+    )
     body = (await complete(client, auth_headers, call["id"], call_status="busy")).json()
     assert body["call_status"] == "busy"
     assert body["call_ended_at"] == body["updated_at"]
     assert body["duration_seconds"] > 0
+
+
+async def test_a_call_ends_at_most_its_maximum_length_after_its_start(
+    client: httpx.AsyncClient, auth_headers: dict[str, str]
+) -> None:
+    """``duration_seconds`` stays a sane length that fits the column on every database."""
+    longest = iso(parse_iso(STARTED) + MAX_CALL_DURATION)
+    call = await start_call(client, auth_headers, call_started_at=STARTED)
+    body = (await complete(client, auth_headers, call["id"], call_ended_at=longest)).json()
+    assert body["duration_seconds"] == MAX_CALL_DURATION.total_seconds()
+
+    too_long = iso(parse_iso(STARTED) + MAX_CALL_DURATION + timedelta(milliseconds=1))
+    stale = iso(utcnow() - MAX_CALL_DURATION - timedelta(hours=1))
+    cases: list[tuple[str | None, dict[str, str | None]]] = [
+        (STARTED, {"call_ended_at": too_long}),
+        (STARTED, {"call_ended_at": "9998-12-31T23:59:59Z"}),
+        (stale, {}),  # the default end, now
+    ]
+    for started, ended in cases:
+        call = await start_call(client, auth_headers, call_started_at=started)
+        fields = field_errors(await complete(client, auth_headers, call["id"], **ended))
+        assert "at most 7 days after call_started_at" in fields["call_ended_at"]
+        assert (await client.get(f"/v1/calls/{call['id']}", headers=auth_headers)).json() == call
 
 
 async def test_completing_twice_is_a_conflict_and_changes_nothing(

@@ -177,8 +177,8 @@ async def test_recover_refuses_what_it_cannot_do(
     assert "until" in await fields(since=iso(now), until=iso(now - timedelta(hours=1)))
     assert "since" in await fields(since=iso(now + timedelta(hours=1)))
     assert "since" in await fields(since="2026-11-22T10:00:00")  # no zone
-    assert "until" in await fields(since=iso(now), until="9999-12-31T23:59:59-01:00")
-    assert "since" in await fields(since="0001-01-01T00:00:00+01:00")  # before year 1 in UTC
+    assert "until" in await fields(since=iso(now), until="9998-12-31T23:59:59-01:00")
+    assert "since" in await fields(since="1970-01-01T00:00:00+01:00")  # before 1970 in UTC
     assert "since" in await fields(since="2026-11-22T10:00:00Z\x00")
     assert "since" in await fields(since=True)
     assert "since" in await fields()

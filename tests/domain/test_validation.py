@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import NoReturn
 
 import phonenumbers
@@ -106,7 +106,7 @@ def _accepts(check: Callable[[str], object], value: str) -> bool:
 
 
 RULES: list[tuple[str, str, Callable[[str], object]]] = [
-    ("text", validation.TEXT_PATTERN, lambda v: validation.refuse_control_characters(v, "f")),
+    ("text", validation.TEXT_PATTERN, lambda v: validation.refuse_unstorable(v, "f")),
     (
         "name",
         validation.NAME_PATTERN,
@@ -130,7 +130,7 @@ def _fail() -> NoReturn:
 
 def _no_controls(value: str) -> bool:
     """As every request field is checked (``RequestModel``), before its own rule."""
-    validation.refuse_control_characters(value, "f")
+    validation.refuse_unstorable(value, "f")
     return True
 
 
@@ -167,21 +167,45 @@ def test_every_rule_accepts_exactly_what_its_pattern_matches(
     agree()
 
 
-@given(st.datetimes(timezones=st.timezones()) | st.datetimes(timezones=st.just(UTC)))
-def test_a_timestamp_is_accepted_exactly_when_its_utc_instant_is_in_years_1_to_9999(
-    moment: datetime,
-) -> None:
+# Local times within a day or two of the window's ends, in any zone.
+_AROUND_THE_WINDOW = st.datetimes(
+    datetime(validation.FIRST_YEAR - 1, 12, 30),
+    datetime(validation.FIRST_YEAR, 1, 2),
+    timezones=st.timezones(),
+) | st.datetimes(
+    datetime(validation.LAST_YEAR, 12, 30),
+    datetime(validation.LAST_YEAR + 1, 1, 2),
+    timezones=st.timezones(),
+)
+
+
+@given(
+    st.datetimes(timezones=st.timezones())
+    | st.datetimes(timezones=st.just(UTC))
+    | _AROUND_THE_WINDOW
+)
+def test_a_timestamp_is_accepted_exactly_when_it_is_in_the_window(moment: datetime) -> None:
+    """In years FIRST_YEAR..LAST_YEAR as written, and on the first day not ahead of UTC, on the
+    last not behind it: the pattern and the validator agree on every spelling, and every
+    accepted one is that instant, inside [EARLIEST, END_OF_TIME)."""
     spelled = moment.isoformat()
-    try:
-        moment.astimezone(UTC)
-        storable = bool(validation.TIMESTAMP_OFFSET.fullmatch(spelled[19:].lstrip(".0123456789")))
-    except OverflowError:
-        storable = False
+    offset = moment.utcoffset()
+    assert offset is not None
+    writable = bool(validation.TIMESTAMP_OFFSET.fullmatch(spelled[19:].lstrip(".0123456789")))
+    first_day_ahead = moment.date() == date(validation.FIRST_YEAR, 1, 1) and offset > timedelta()
+    last_day_behind = moment.date() == date(validation.LAST_YEAR, 12, 31) and offset < timedelta()
+    in_the_window = (
+        validation.FIRST_YEAR <= moment.year <= validation.LAST_YEAR
+        and writable
+        and not (first_day_ahead or last_day_behind)
+    )
     matches = bool(re.fullmatch(validation.TIMESTAMP_PATTERN, spelled))
     assert _accepts(lambda v: validation.timestamp(v, "t"), spelled) == matches
-    if storable:
-        assert matches, spelled
-        assert validation.timestamp(spelled, "t") == moment.astimezone(UTC)
+    assert matches == in_the_window, spelled
+    if matches:
+        instant = validation.timestamp(spelled, "t")
+        assert instant == moment.astimezone(UTC)
+        assert validation.EARLIEST <= instant < validation.END_OF_TIME
 
 
 def test_url_pattern_matches_are_urls_the_delivery_side_parses() -> None:

@@ -725,7 +725,7 @@ export interface components {
             analysis?: components["schemas"]["CallAnalysis"] | null;
             /**
              * Call Ended At
-             * @description ISO 8601 with a zone, not before call_started_at; default now.
+             * @description ISO 8601 with a zone, not before call_started_at and at most 7 days after it; default now.
              */
             call_ended_at?: string | null;
             /**

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from hookline import ids
@@ -19,6 +19,9 @@ from hookline.storage.queries import contacts as contact_queries
 from hookline.timeutil import iso, to_millis, utcnow
 
 IN_PROGRESS = "in-progress"
+#: The longest call recorded: its end at most this long after its start, so that
+#: ``duration_seconds`` is a sane length that fits every database's integer column.
+MAX_CALL_DURATION = timedelta(days=7)
 ANALYSIS_FIELDS = (
     "assistant_id",
     "transcript",
@@ -132,13 +135,17 @@ async def list_calls(
 
 
 def _ended_at(started: datetime, requested: datetime | None, now: datetime) -> datetime:
-    if requested is None:
-        # A start reported slightly in the future (clock skew) must not give a negative length.
-        return max(now, started)
-    ended = to_millis(requested)
+    # A start reported slightly in the future (clock skew) must not give a negative length.
+    ended = max(now, started) if requested is None else to_millis(requested)
     if ended < started:
         raise ValidationFailed.for_field(
             "call_ended_at", "call_ended_at must not be before call_started_at"
+        )
+    if ended - started > MAX_CALL_DURATION:
+        raise ValidationFailed.for_field(
+            "call_ended_at",
+            f"call_ended_at (default now) must be at most {MAX_CALL_DURATION.days} days "
+            "after call_started_at",
         )
     return ended
 

@@ -25,6 +25,10 @@ def checked_window(
         )
     if since > now:
         raise ValidationFailed.for_field("since", "since must not be in the future")
+    if end < oldest:
+        raise ValidationFailed.for_field(
+            "until", f"until must be within the retention period ({retention_days} days)"
+        )
     if since > end:
         raise ValidationFailed.for_field("until", "until must not be before since")
     return RecoveryWindow(since, end)

@@ -7,9 +7,10 @@ Each check raises ``ValueError`` with a message a person can act on, naming the 
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -106,25 +107,51 @@ def control_character_in(value: Any, path: str) -> str | None:
     character, keys of objects included; None when there is none."""
     if isinstance(value, str):
         return path if _FORBIDDEN.search(value) else None
+    return _first_leaf(value, path, _has_control_character)
+
+
+def non_finite_number_in(value: Any, path: str) -> str | None:
+    """The path of the first NaN or infinity in ``value`` (JSON has neither: a body's ``NaN``
+    or ``1e400`` would be stored as ``null``); None when there is none."""
+    return _first_leaf(value, path, _is_non_finite)
+
+
+def _has_control_character(value: Any) -> bool:
+    return isinstance(value, str) and _FORBIDDEN.search(value) is not None
+
+
+def _is_non_finite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _first_leaf(value: Any, path: str, bad: Callable[[Any], bool]) -> str | None:
+    """The path of the first leaf or object key in ``value`` that is ``bad``, or None."""
     if isinstance(value, list):
         for index, item in enumerate(value):
-            found = control_character_in(item, f"{path}[{index}]")
+            found = _first_leaf(item, f"{path}[{index}]", bad)
             if found is not None:
                 return found
     elif isinstance(value, dict):
         for key, item in value.items():
-            found = control_character_in(key, path) or control_character_in(item, f"{path}.{key}")
+            found = (path if bad(key) else None) or _first_leaf(item, f"{path}.{key}", bad)
             if found is not None:
                 return found
+    elif bad(value):
+        return path
     return None
 
 
-def refuse_control_characters(value: Any, field: str) -> Any:
+def refuse_unstorable(value: Any, field: str) -> Any:
+    """Nothing in a body that JSON or the databases cannot hold: no C0 control character but
+    tab, CR and LF in any string or key, no NaN or infinity in any number."""
     found = control_character_in(value, field)
     if found is not None:
         raise ValueError(
             f"{found} must not contain control characters (only tab, CR and LF are allowed)"
         )
+    found = None if isinstance(value, str) else non_finite_number_in(value, field)
+    if found is not None:
+        raise ValueError(f"{found} must be a finite number (JSON has no NaN or Infinity)")
     return value
 
 
@@ -312,18 +339,56 @@ _TIME = "T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\\.[0-9]{1,6})?"
 _ANY_OFFSET = "(?:Z|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])"
 #: The zones a timestamp may carry.
 TIMESTAMP_OFFSET = re.compile(_ANY_OFFSET)
-_YEAR_2_TO_9998 = (
-    "(?:000[2-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-8][0-9]{3}|9[0-8][0-9]{2}|99[0-8][0-9]|999[0-8])"
-)
-#: ISO 8601 with a zone, whose UTC date falls in years 1..9999: on 0001-01-01 the zone may not be
-#: ahead of UTC, on 9999-12-31 not behind it (the instant would fall outside those years).
+#: The years a timestamp may fall in, as written and once converted to UTC: from the Unix epoch
+#: (no time is negative in seconds since 1970, the encoding every client and id shares) to a
+#: year short of the largest time Python holds, so a time plus any duration the API handles
+#: (a window, a call's length, a retention period) stays representable.
+FIRST_YEAR = 1970
+LAST_YEAR = 9998
+EARLIEST = datetime(FIRST_YEAR, 1, 1, tzinfo=UTC)
+END_OF_TIME = datetime(LAST_YEAR + 1, 1, 1, tzinfo=UTC)
+"""Timestamps are in [EARLIEST, END_OF_TIME)."""
+
+
+def _digits_between(low: str, high: str) -> str:
+    """A pattern matching the numbers of ``len(low)`` decimal digits in [low, high]."""
+    if low == high:
+        return low
+    rest = len(low) - 1
+    if low[1:] == "0" * rest and high[1:] == "9" * rest:
+        return _digit_class(low[0], high[0]) + _any_digits(rest)
+    if low[0] == high[0]:
+        return low[0] + _digits_between(low[1:], high[1:])
+    parts = [low[0] + _digits_between(low[1:], "9" * rest)]
+    if int(high[0]) - int(low[0]) > 1:
+        parts.append(_digit_class(chr(ord(low[0]) + 1), chr(ord(high[0]) - 1)) + _any_digits(rest))
+    parts.append(high[0] + _digits_between("0" * rest, high[1:]))
+    return f"(?:{'|'.join(parts)})"
+
+
+def _digit_class(low: str, high: str) -> str:
+    return low if low == high else f"[{low}-{high}]"
+
+
+def _any_digits(count: int) -> str:
+    return "[0-9]" * count if count < 2 else f"[0-9]{{{count}}}"
+
+
+_INNER_YEARS = _digits_between(f"{FIRST_YEAR + 1:04d}", f"{LAST_YEAR - 1:04d}")
+_BEHIND_UTC = "-(?:[01][0-9]|2[0-3]):[0-5][0-9]"
+_AHEAD_OF_UTC = "[+](?:[01][0-9]|2[0-3]):[0-5][0-9]"
+#: ISO 8601 with a zone, in years FIRST_YEAR..LAST_YEAR as written and in UTC: on the first day
+#: the zone may not be ahead of UTC, on the last day not behind it (the instant would fall
+#: outside those years).
 TIMESTAMP_PATTERN = (
     "^(?:"
-    f"{_YEAR_2_TO_9998}-[0-9]{{2}}-[0-9]{{2}}{_TIME}{_ANY_OFFSET}"
-    f"|0001-(?:0[2-9]-[0-9]{{2}}|1[0-2]-[0-9]{{2}}|01-0[2-9]|01-[1-3][0-9]){_TIME}{_ANY_OFFSET}"
-    f"|9999-(?:0[0-9]-[0-9]{{2}}|1[01]-[0-9]{{2}}|12-[0-2][0-9]|12-30){_TIME}{_ANY_OFFSET}"
-    f"|0001-01-01{_TIME}(?:Z|[+]00:00|-(?:[01][0-9]|2[0-3]):[0-5][0-9])"
-    f"|9999-12-31{_TIME}(?:Z|-00:00|[+](?:[01][0-9]|2[0-3]):[0-5][0-9])"
+    f"{_INNER_YEARS}-[0-9]{{2}}-[0-9]{{2}}{_TIME}{_ANY_OFFSET}"
+    f"|{FIRST_YEAR:04d}-(?:0[2-9]-[0-9]{{2}}|1[0-2]-[0-9]{{2}}|01-0[2-9]|01-[1-3][0-9])"
+    f"{_TIME}{_ANY_OFFSET}"
+    f"|{LAST_YEAR:04d}-(?:0[0-9]-[0-9]{{2}}|1[01]-[0-9]{{2}}|12-[0-2][0-9]|12-30)"
+    f"{_TIME}{_ANY_OFFSET}"
+    f"|{FIRST_YEAR:04d}-01-01{_TIME}(?:Z|[+]00:00|{_BEHIND_UTC})"
+    f"|{LAST_YEAR:04d}-12-31{_TIME}(?:Z|-00:00|{_AHEAD_OF_UTC})"
     ")$"
 )
 _TIMESTAMP = re.compile(TIMESTAMP_PATTERN)
@@ -336,12 +401,15 @@ def timestamp(value: Any, field: str) -> datetime:
     if not _TIMESTAMP.fullmatch(value):
         raise ValueError(
             f"{field} must be an ISO 8601 datetime with a timezone, e.g. {_EXAMPLE}, "
-            "in years 1..9999 once converted to UTC"
+            f"in years {FIRST_YEAR}..{LAST_YEAR} once converted to UTC"
         )
     try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
     except (ValueError, OverflowError):
         raise ValueError(f"{field} is not a real datetime, e.g. {_EXAMPLE}") from None
+    if not EARLIEST <= moment < END_OF_TIME:  # the pattern's rule, which the arithmetic needs
+        raise ValueError(f"{field} must fall in years {FIRST_YEAR}..{LAST_YEAR} in UTC")
+    return moment
 
 
 _EXAMPLE = "2026-11-22T15:04:05Z"

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 import orjson
 from pydantic import AfterValidator, BaseModel, Field, StrictBool
 
+from hookline.domain.calls import MAX_CALL_DURATION
 from hookline.domain.validation import MAX_URL_LENGTH, TEXT_PATTERN, URL_PATTERN, url_syntax
 from hookline.schemas.common import (
     CustomerPhone,
@@ -111,7 +112,9 @@ class CallAnalysis(RequestModel):
 class CallComplete(RequestModel):
     call_status: FinalStatus
     call_ended_at: EndedAt | None = Field(
-        default=None, description="ISO 8601 with a zone, not before call_started_at; default now."
+        default=None,
+        description="ISO 8601 with a zone, not before call_started_at and at most "
+        f"{MAX_CALL_DURATION.days} days after it; default now.",
     )
     analysis: CallAnalysis | None = Field(
         default=None,

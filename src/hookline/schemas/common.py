@@ -33,15 +33,17 @@ class RequestModel(BaseModel):
     """Request bodies refuse unknown and read-only fields: nothing is silently ignored.
 
     No string anywhere in a body (nested ones and object keys included) may hold a C0 control
-    character other than tab, CR and LF: checked here, once, for every field of every model.
+    character other than tab, CR and LF, and no number may be NaN or infinite (``NaN`` and
+    ``1e400`` parse, but JSON cannot hold them): checked here, once, for every field of every
+    model.
     """
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
 
     @field_validator("*", mode="before")
     @classmethod
-    def _no_control_characters(cls, value: Any, info: ValidationInfo) -> Any:
-        return validation.refuse_control_characters(value, info.field_name or "body")
+    def _storable(cls, value: Any, info: ValidationInfo) -> Any:
+        return validation.refuse_unstorable(value, info.field_name or "body")
 
     def provided(self) -> dict[str, Any]:
         """Only the fields the client sent (merge-patch needs absent and null told apart)."""
@@ -82,6 +84,9 @@ def phone_field(field: str) -> Any:
 
 
 def timestamp_field(field: str) -> Any:
+    """The one type of every date and time the API takes, in a body or a query string: its
+    window (``validation.FIRST_YEAR``..``LAST_YEAR``) keeps every sum and difference of times
+    the server computes representable."""
     return Annotated[
         datetime,
         BeforeValidator(partial(validation.timestamp, field=field)),

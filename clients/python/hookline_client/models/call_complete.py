@@ -23,7 +23,8 @@ class CallComplete:
         call_status (CallCompleteCallStatus):
         analysis (CallAnalysis | None | Unset): The call's outcome. `lead_qualification: qualified` also fires
             `lead.qualified`, `appointment_booked: true` also fires `appointment.booked`.
-        call_ended_at (datetime.datetime | None | Unset): ISO 8601 with a zone, not before call_started_at; default now.
+        call_ended_at (datetime.datetime | None | Unset): ISO 8601 with a zone, not before call_started_at and at most 7
+            days after it; default now.
     """
 
     call_status: CallCompleteCallStatus
