@@ -602,3 +602,51 @@ async def test_two_members_removing_each_other_at_once_always_leave_one(app: Fas
                 refused += 1
                 assert str(escape(REMOVAL_REFUSED)) in answer.text
     assert refused > 0  # the removals did meet in their transactions
+
+
+async def test_a_link_opened_while_logged_in_asks_before_switching_users(
+    mail_app: FastAPI, smtp: SmtpServer
+) -> None:
+    owner, bob = await person(mail_app), await person(mail_app)
+    carol = unique_email("carol")
+    db: Database = mail_app.state.db
+    async with owner.http, bob.http:
+        await owner.signup()
+        await invite(owner, carol)
+        path = path_of(await the_link(smtp, carol))
+        await bob.signup()
+        asked = await bob.get(path)
+        assert asked.status_code == 200
+        # The current login and account, and the inviting account and address, are named.
+        for shown in (bob.email, f"&#34;{bob.email}&#34;", f"&#34;{owner.email}&#34;", carol):
+            assert shown in asked.text, shown
+        assert 'name="password"' not in asked.text
+        assert f'name="next" value="{path}"' in asked.text
+        # Posting the link's form anyway changes nothing: no user, no new session.
+        anyway = await post_anyway(bob, path, NEW_PASSWORD)
+        assert anyway.status_code == 409 and 'action="/dashboard/logout"' in anyway.text
+        assert SESSION_COOKIE not in str(anyway.headers.get_list("set-cookie"))
+        async with db.read() as conn:
+            assert await users_domain.find_user(conn, carol) is None
+        assert bob.email in (await bob.get("/dashboard/team")).text
+        # Logging out without the session's token does nothing either.
+        assert (await bob.http.post("/dashboard/logout", data={"next": path})).status_code == 403
+        assert (await bob.get("/dashboard")).status_code == 200
+        # The explicit POST logs out and goes back to the link, which now asks for a password.
+        switched = await bob.http.post(
+            "/dashboard/logout", data={"next": path, "csrf_token": csrf_from(asked.text)}
+        )
+        assert switched.status_code == 303 and switched.headers["location"] == path
+        assert (await bob.get("/dashboard")).status_code == 303
+        assert (await choose_password(bob, BASE + path, NEW_PASSWORD)).status_code == 303
+        team = (await bob.get("/dashboard/team")).text
+        assert owner.email in team and carol in team and bob.email not in team
+
+
+async def test_logout_goes_back_only_inside_the_dashboard(dash: Dash) -> None:
+    await dash.signup()
+    token = csrf_from((await dash.get("/dashboard/team")).text)
+    out = await dash.http.post(
+        "/dashboard/logout", data={"next": "https://evil.example/x", "csrf_token": token}
+    )
+    assert out.status_code == 303 and out.headers["location"] == "/dashboard/login"
