@@ -245,6 +245,8 @@ def test_every_help_has_descriptions_and_defaults() -> None:
         ["keys", "list"],
         ["keys", "revoke"],
         ["users", "add"],
+        ["users", "reset"],
+        ["accounts", "list"],
     ]
     for argv in commands:
         result = run_cli(*argv, "--help")
@@ -342,8 +344,69 @@ def test_users_add_prints_a_one_time_link_that_opens_the_dashboard(tmp_path: Pat
         keys_page = http.get("/dashboard/keys")
         assert keys_page.status_code == 200 and account["api_key"][:14] in keys_page.text
         assert http.post(path, data=form).status_code == 404  # used once
+        # `users reset` prints a link where the user chooses a new password.
+        reset = run_cli("users", "reset", "--email", email, env=env)
+        assert reset.returncode == 0, reset.stderr
+        assert "grace@example.com" in reset.stderr and "1 hour" in reset.stderr
+        reset_path = reset.stdout.strip().removeprefix("http://hooks.example.test")
+        assert reset_path.startswith("/dashboard/reset/"), reset.stdout
+        http.cookies.clear()
+        page = http.get(reset_path)
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text)
+        assert page.status_code == 200 and token
+        new_password = "nine copper kites over harbours"
+        form = {"password": new_password, "password_confirm": new_password}
+        assert http.post(reset_path, data=form | {"csrf_token": token.group(1)}).status_code == 303
+        assert http.get("/dashboard/keys").status_code == 200
     again = run_cli("users", "add", "--account", account["account_id"], "--email", email, env=env)
     assert again.returncode == 1 and "already has a dashboard login" in again.stderr
+    (listed,) = [
+        json.loads(line) for line in run_cli("accounts", "list", env=env).stdout.splitlines()
+    ]
+    assert listed == {
+        "id": account["account_id"],
+        "name": "acme",
+        "created_at": listed["created_at"],
+        "members": 1,
+        "live_keys": 1,
+    }
+
+
+def test_accounts_list_prints_every_account_oldest_first(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    assert run_cli("migrate", env=env).returncode == 0
+    empty = run_cli("accounts", "list", env=env)
+    assert empty.returncode == 0 and empty.stdout == ""
+    made = [json.loads(run_cli("accounts", "create", name, env=env).stdout) for name in "ab"]
+    revoked_key = json.loads(
+        run_cli("keys", "list", "--account", made[1]["account_id"], env=env).stdout
+    )
+    revoke = ("keys", "revoke", revoked_key["id"], "--account", made[1]["account_id"])
+    assert run_cli(*revoke, env=env).returncode == 0
+    listed = [json.loads(line) for line in run_cli("accounts", "list", env=env).stdout.splitlines()]
+    assert [(a["id"], a["name"], a["live_keys"], a["members"]) for a in listed] == [
+        (made[0]["account_id"], "a", 1, 0),
+        (made[1]["account_id"], "b", 0, 0),
+    ]
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT[\d:.]+Z", a["created_at"]) for a in listed)
+
+
+@pytest.mark.parametrize(
+    ("email", "code", "message"),
+    [
+        ("nobody@example.com", 1, "no dashboard login uses nobody@example.com"),
+        ("x\x01@y", 2, "--email"),
+    ],
+)
+def test_users_reset_refuses_in_one_line(
+    tmp_path: Path, email: str, code: int, message: str
+) -> None:
+    env = _env(tmp_path)
+    assert run_cli("migrate", env=env).returncode == 0
+    result = run_cli("users", "reset", "--email", email, env=env)
+    assert result.returncode == code
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert result.stdout == ""
 
 
 @pytest.mark.parametrize(

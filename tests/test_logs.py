@@ -127,3 +127,23 @@ def test_below_info_nothing_is_written(stream: io.StringIO) -> None:
     logging.getLogger().setLevel(logging.WARNING)
     logs.log_access(logging.getLogger("hookline.access"), "request", dict(_FIELDS))
     assert stream.getvalue() == ""
+
+
+def test_the_token_of_every_one_time_link_path_is_cut() -> None:
+    from hookline.dashboard import links
+
+    token = "A" * 43
+    for prefix in links.PATHS.values():
+        assert logs.redact_path(prefix + token) == prefix + logs.REDACTED
+        assert logs.redact_path(f"{prefix}{token}/more") == prefix + logs.REDACTED
+    for kept in ("/dashboard/join", "/dashboard/team", "/v1/contacts/con_1", "/"):
+        assert logs.redact_path(kept) == kept
+
+
+def test_the_access_line_of_a_link_path_holds_no_token(stream: io.StringIO) -> None:
+    _configure(stream)
+    path = "/dashboard/reset/" + "B" * 43
+    fields = {**_FIELDS, "path": path}
+    logs.log_access(logging.getLogger("hookline.access"), "request", fields)
+    assert '"path":"/dashboard/reset/…"' in stream.getvalue() and "B" * 43 not in stream.getvalue()
+    assert fields["path"] == path  # the caller's fields are left as they were

@@ -148,6 +148,29 @@ async def test_without_smtp_the_mail_goes_to_the_log(
     assert not mail.is_configured(half)
 
 
+async def test_without_smtp_a_console_line_replaces_the_mail_and_its_log(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = make_settings(f"sqlite:///{tmp_path / 'unused.db'}")
+    line = "reset link for ops@example.com: https://x.test/reset/abc \x1b[2Jcleared\r(1 hour)"
+    with caplog.at_level(logging.DEBUG, logger="hookline.mail"):
+        await mail.send(settings, ["ops@example.com"], "Reset", "the text", console_line=line)
+    assert [r for r in caplog.records if r.name == "hookline.mail"] == []
+    printed = capsys.readouterr().err
+    assert printed == "hookline: reset link for ops@example.com: https://x.test/reset/abc " \
+        "?[2Jcleared?(1 hour)\n"  # fmt: skip
+
+
+async def test_with_smtp_the_console_line_is_not_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with running_smtp() as smtp:
+        settings = mail_settings(tmp_path, smtp.url)
+        await mail.send(settings, ["ops@example.com"], "Reset", "the text", console_line="secret")
+        (received,) = await smtp.catcher.wait_for("ops@example.com")
+    assert received.text.strip() == "the text" and "secret" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     ("variable", "value", "reason"),
     [

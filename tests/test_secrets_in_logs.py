@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import stat
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import httpx
 import orjson
 import pytest
 
-from tests.support.server import ServerProcess, run_cli, running_server
+from tests.dashboard.conftest import PASSWORD, Dash, unique_email
+from tests.support.server import ServerProcess, async_running_server, run_cli, running_server
+from tests.support.smtp import running_smtp
+from tests.support.waiting import eventually
 
 NOTES = "private-note-6c1f0e"
 EMAIL = "secret.person.4d2a@example.com"
@@ -106,3 +111,76 @@ def test_webhook_secrets_are_encrypted_at_rest(tmp_path: Path) -> None:
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
     assert "HOOKLINE_SECRET_KEY is unset" in logs  # the operator was warned
     assert key_file.read_text().strip() not in logs
+
+
+_LINK_PATH = re.compile(r"/dashboard/(?:join|reset)/[A-Za-z0-9_-]{43}")
+
+
+@pytest.mark.parametrize("mail", ["smtp", "console"])
+async def test_one_time_link_tokens_are_never_in_a_log_line(tmp_path: Path, mail: str) -> None:
+    """A real server through an invitation and a password reset, each link opened, used and
+    tried again with more after its token: no JSON log line holds a token. Without SMTP each
+    link is printed once, on a plain line of its own for the operator, and nowhere else."""
+    env = {"HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path}/h.db", "HOOKLINE_LOG_LEVEL": "DEBUG"}
+    with ExitStack() as stack:
+        if mail == "smtp":
+            smtp = stack.enter_context(running_smtp())
+            env |= {"HOOKLINE_SMTP_URL": smtp.url, "HOOKLINE_MAIL_FROM": "noreply@hookline.test"}
+        async with async_running_server(env, worker=False) as server:
+
+            async def link_for(email: str, count: int) -> str:
+                if mail == "smtp":
+                    (received,) = (await smtp.catcher.wait_for(email))[-1:]
+                    (link,) = received.links
+                    found = _LINK_PATH.search(link)
+                    assert found, link
+                    return found.group()
+
+                async def printed() -> list[str]:
+                    return _LINK_PATH.findall(server.logs())
+
+                return (await eventually(printed, lambda paths: len(paths) == count))[-1]
+
+            paths = await _invite_join_forget_reset(server.base_url, link_for)
+            server.stop()
+            logs = server.logs()
+    assert '"logger":"hookline.access"' in logs and '"path":"/dashboard/join/…"' in logs
+    for path in paths:
+        token = path.rsplit("/", 1)[1]
+        lines = [line for line in logs.splitlines() if token in line]
+        if mail == "smtp":
+            assert lines == [], lines
+        else:
+            (line,) = lines
+            assert line.startswith("hookline: ") and "(no SMTP configured; valid " in line
+
+
+async def _invite_join_forget_reset(
+    base_url: str, link_for: Callable[[str, int], Awaitable[str]]
+) -> list[str]:
+    """The dashboard's link flows against ``base_url``; returns the links' paths."""
+    owner = Dash(httpx.AsyncClient(base_url=base_url, timeout=30))
+    invited = unique_email("invited")
+    passwords = {"password": PASSWORD, "password_confirm": PASSWORD}
+    async with owner.http:
+        await owner.signup()
+        sent = await owner.post(
+            "/dashboard/team/invite", {"email": invited}, token_from="/dashboard/team"
+        )
+        assert sent.status_code == 303
+        join = await link_for(invited, 1)
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
+            joiner = Dash(http)
+            assert (await joiner.post(join, passwords, token_from=join)).status_code == 303
+            for after in ("/more", "?token=x", ""):
+                assert (await http.get(join + after)).status_code == 404
+        async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
+            visitor = Dash(http)
+            asked = await visitor.post(
+                "/dashboard/forgot", {"email": owner.email}, token_from="/dashboard/forgot"
+            )
+            assert asked.status_code == 200
+            reset = await link_for(owner.email, 2)
+            assert (await visitor.post(reset, passwords, token_from=reset)).status_code == 303
+            assert (await http.get(reset)).status_code == 404
+    return [join, reset]

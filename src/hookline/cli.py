@@ -431,6 +431,25 @@ def cmd_accounts_create(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_accounts_list(_args: argparse.Namespace) -> int:
+    """Every account, oldest first, one JSON object per line, read a page at a time."""
+    from hookline.domain import keys
+
+    async def listing(db: Database) -> None:
+        after = ""
+        while True:
+            async with db.read() as conn:
+                page = await keys.accounts_page(conn, after)
+            for account in page:
+                _print_json(account)
+            if len(page) < keys.ACCOUNTS_PAGE:
+                return
+            after = page[-1]["id"]
+
+    _with_db(load_settings(), listing)
+    return 0
+
+
 def cmd_keys_create(args: argparse.Namespace) -> int:
     from hookline.domain import keys
 
@@ -487,21 +506,46 @@ def cmd_users_add(args: argparse.Namespace) -> int:
 
     settings = load_settings()
 
-    async def add(db: Database) -> str:
+    async def add(db: Database) -> str | None:
         async with db.begin() as conn:
             if await users.find_user(conn, args.email) is not None:
                 raise CliError(f"{args.email} already has a dashboard login")
             try:
-                link, _mail = await people.invite(conn, settings, args.account, args.email)
+                message = await people.invite(conn, settings, args.account, args.email)
             except people.NoSuchAccount:
                 raise CliError(f"no account {args.account} in this database") from None
-        return link
+        return message.link
 
-    link = _with_db(settings, add)
-    hours = int(links.LIFETIMES[links.INVITE].total_seconds() // 3600)
-    _note(f"send this link to {args.email}; it works once, for {hours} hours:")
-    print(link)
+    _print_link(args.email, links.INVITE, _with_db(settings, add))
     return 0
+
+
+def cmd_users_reset(args: argparse.Namespace) -> int:
+    """Prints a one-time link (1 h) where the user chooses a new password; nothing is mailed,
+    and the password stays as it is until the link is used."""
+    from hookline.dashboard import links, people
+
+    settings = load_settings()
+
+    async def reset(db: Database) -> str | None:
+        async with db.begin() as conn:
+            message = await people.reset_mail(conn, settings, args.email)
+        if message is None:
+            raise CliError(f"no dashboard login uses {args.email}")
+        return message.link
+
+    _print_link(args.email, links.RESET, _with_db(settings, reset))
+    return 0
+
+
+def _print_link(email: str, purpose: str, link: str | None) -> None:
+    """The link alone on stdout (for scripts), what to do with it on stderr."""
+    from hookline.dashboard import links
+
+    if link is None:
+        raise CliError(f"no link was made for {email}")
+    _note(f"send this link to {email}; it works once, for {links.validity(purpose)}:")
+    print(link)
 
 
 # -- the parser ----------------------------------------------------------------------------------
@@ -599,6 +643,11 @@ def build_parser() -> argparse.ArgumentParser:
     create_account = _command(accounts, "create", "create an account and its first key")
     create_account.add_argument("name", type=_name, help="the account's name, e.g. your company")
     create_account.set_defaults(func=cmd_accounts_create)
+    _command(
+        accounts,
+        "list",
+        "list every account, one JSON line each (id, name, created_at, members, live_keys)",
+    ).set_defaults(func=cmd_accounts_list)
 
     key_commands = commands.add_parser(
         "keys", help="manage API keys", formatter_class=_HelpFormatter
@@ -633,6 +682,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_user.add_argument("--account", required=True, help="the account's id (acct_...)")
     add_user.add_argument("--email", required=True, type=_email, help="the person's e-mail address")
     add_user.set_defaults(func=cmd_users_add)
+    reset_user = _command(
+        user_commands,
+        "reset",
+        "print a one-time link (valid 1 h) where a user chooses a new password",
+        f"Nothing is mailed, and the password stays as it is until the link is used. The link "
+        f"starts with HOOKLINE_PUBLIC_URL. {DATABASE_HELP}",
+    )
+    reset_user.add_argument("--email", required=True, type=_email, help="the user's e-mail address")
+    reset_user.set_defaults(func=cmd_users_reset)
     return parser
 
 

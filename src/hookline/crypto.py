@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import logging
 import os
 from pathlib import Path
@@ -20,12 +21,15 @@ log = logging.getLogger("hookline.crypto")
 
 
 class SecretBox:
-    """Encrypts and decrypts short secrets (Fernet: AES-128-CBC + HMAC-SHA256)."""
+    """Encrypts and decrypts short secrets (Fernet: AES-128-CBC + HMAC-SHA256), and signs
+    short values (HMAC-SHA256) with a key of its own derived from the same material."""
 
     def __init__(self, key_material: str) -> None:
         # Any string is accepted as key material; it is stretched to a Fernet key.
         digest = hashlib.sha256(key_material.encode()).digest()
         self._fernet = Fernet(base64.urlsafe_b64encode(digest))
+        # A signature must never be usable as (or reveal) the encryption key: a separate key.
+        self._signing_key = hashlib.sha256(b"hookline signing\0" + key_material.encode()).digest()
 
     def encrypt(self, plaintext: str) -> str:
         return self._fernet.encrypt(plaintext.encode()).decode()
@@ -35,6 +39,13 @@ class SecretBox:
             return self._fernet.decrypt(token.encode()).decode()
         except InvalidToken:
             raise ValueError("stored secret cannot be decrypted with HOOKLINE_SECRET_KEY") from None
+
+    def sign(self, purpose: str, value: str) -> str:
+        """The HMAC of ``value`` for ``purpose`` (URL-safe base64): a signature made for one
+        purpose never verifies for another."""
+        message = purpose.encode() + b"\0" + value.encode()
+        mac = hmac.new(self._signing_key, message, hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(mac).rstrip(b"=").decode()
 
 
 def key_file_for(settings: Settings) -> Path | None:

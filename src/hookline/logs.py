@@ -1,7 +1,8 @@
 """Structured logging: one JSON object per line on stderr.
 
 Only the fields we put in ``extra`` are printed; request bodies, headers and query strings never
-reach a log line, so keys and secrets cannot leak through logging.
+reach a log line, so keys and secrets cannot leak through logging. A path that carries a secret
+(a one-time link's token) is cut before it is written (``redact_path``).
 
 The access log (``hookline.access``, a line per request) is most of what is logged, and the
 ``logging`` machinery (a ``LogRecord``, the caller's frame, the handler chain) cost a POST as
@@ -27,6 +28,19 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
     "color_message",  # uvicorn's ANSI-coloured duplicate of the message
 }
 _SECOND = "%Y-%m-%dT%H:%M:%S"
+
+SECRET_PATHS = ("/dashboard/join/", "/dashboard/reset/")
+"""Paths whose rest is a secret: the token of an invitation or a password reset link."""
+REDACTED = "…"
+
+
+def redact_path(path: str) -> str:
+    """``path`` fit for a log line or a trace: whatever follows a ``SECRET_PATHS`` prefix is
+    replaced with ``REDACTED``."""
+    if not path.startswith(SECRET_PATHS):
+        return path
+    prefix = next(secret for secret in SECRET_PATHS if path.startswith(secret))
+    return prefix + REDACTED
 
 
 class _Seconds:
@@ -130,9 +144,13 @@ _direct: _Direct | None = None
 
 def log_access(logger: logging.Logger, message: str, fields: dict[str, Any]) -> None:
     """``logger.info(message, extra=fields)``, written straight to the stream when only
-    ``configure_logging``'s handler would see it (the same line, without a ``LogRecord``)."""
+    ``configure_logging``'s handler would see it (the same line, without a ``LogRecord``).
+    Its ``path`` field is written through ``redact_path``, whoever builds the line."""
     if not logger.isEnabledFor(logging.INFO):
         return
+    path = fields.get("path")
+    if isinstance(path, str) and path.startswith(SECRET_PATHS):
+        fields = {**fields, "path": redact_path(path)}
     direct = _direct
     if direct is not None and direct.reaches_only_ours(logger):
         try:

@@ -3,9 +3,10 @@
 With ``HOOKLINE_SMTP_URL`` and ``HOOKLINE_MAIL_FROM`` set, :func:`send` delivers through that
 server (``smtp://`` plain, ``smtp+starttls://`` upgraded with STARTTLS, ``smtps://`` TLS from the
 first byte; certificates are verified against the system's CAs or ``HOOKLINE_SMTP_CA_FILE``).
-Without them the mail is written to the log instead, as a warning, so a single-machine install
-still works: whoever reads the server's log reads those mails (links included). Passwords never
-appear in a mail, so never in that log either.
+Without them a single-machine install still works: a mail that carries a one-time link
+(an invitation, a password reset) is replaced by one plain line on stderr for the operator,
+naming the address and the link, the only place the link is ever written; any other mail is
+written to the log as a warning. Passwords never appear in a mail, so never there either.
 
 The standard library's ``smtplib`` runs in a worker thread (``asyncio.to_thread``): sending never
 blocks the event loop, and there is no extra dependency for a few mails an hour.
@@ -17,6 +18,7 @@ import asyncio
 import logging
 import smtplib
 import ssl
+import sys
 from collections.abc import Sequence
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
@@ -31,8 +33,9 @@ log = logging.getLogger("hookline.mail")
 SMTP_TIMEOUT = 15.0
 
 NOT_CONFIGURED_NOTICE = (
-    "Mail is not configured on this server (HOOKLINE_SMTP_URL and HOOKLINE_MAIL_FROM), so mails "
-    "are written to the server's log instead of being sent."
+    "Mail is not configured on this server (HOOKLINE_SMTP_URL and HOOKLINE_MAIL_FROM), so "
+    "invitation and password reset links are printed in the server's console instead of being "
+    "mailed."
 )
 
 
@@ -44,9 +47,17 @@ def is_configured(settings: Settings) -> bool:
     return settings.mail_configured
 
 
-async def send(settings: Settings, to: Sequence[str], subject: str, text: str) -> None:
+async def send(
+    settings: Settings,
+    to: Sequence[str],
+    subject: str,
+    text: str,
+    *,
+    console_line: str | None = None,
+) -> None:
     """Send one plain-text mail to each address in ``to`` (each gets its own copy, so nobody
-    sees the others' addresses). Without SMTP settings the mails are logged instead.
+    sees the others' addresses). Without SMTP settings ``console_line`` is printed for the
+    operator instead (a mail with a one-time link), else the mails are logged.
 
     Raises :class:`MailError` when the server is unreachable or refuses a recipient.
     """
@@ -55,6 +66,9 @@ async def send(settings: Settings, to: Sequence[str], subject: str, text: str) -
         return
     server = settings.smtp_server
     if server is None or settings.mail_from is None:
+        if console_line is not None:
+            print_for_operator(console_line)
+            return
         for address in recipients:
             log.warning(
                 "mail not sent (no HOOKLINE_SMTP_URL / HOOKLINE_MAIL_FROM); its text follows",
@@ -64,6 +78,14 @@ async def send(settings: Settings, to: Sequence[str], subject: str, text: str) -
     messages = [_message(settings.mail_from, address, subject, text) for address in recipients]
     await asyncio.to_thread(_deliver, server, settings, messages)
     log.info("mail sent", extra={"mail_to": recipients, "mail_subject": subject})
+
+
+def print_for_operator(line: str) -> None:
+    """One plain line on stderr, outside the JSON log, for whoever runs the server; characters
+    that could steer a terminal are shown as ``?``."""
+    shown = "".join(char if char.isprintable() else "?" for char in line)
+    sys.stderr.write(f"hookline: {shown}\n")
+    sys.stderr.flush()
 
 
 async def account_user_emails(conn: Connection, account_id: str) -> list[str]:

@@ -22,6 +22,8 @@ import os
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from hookline.logs import redact_path
+
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Span, Tracer
@@ -140,7 +142,7 @@ class TracingMiddleware:
             method,
             context=parent,
             kind=SpanKind.SERVER,
-            attributes={"http.request.method": method, "url.path": scope["path"]},
+            attributes={"http.request.method": method, "url.path": redact_path(scope["path"])},
         ) as span:
 
             async def send_status(message: Message) -> None:

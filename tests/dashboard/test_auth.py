@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 import time
 import uuid
 from datetime import timedelta
@@ -14,8 +15,11 @@ from markupsafe import escape
 from sqlalchemy import select
 
 from hookline.app import create_app
+from hookline.crypto import SecretBox
 from hookline.dashboard import users as people
 from hookline.dashboard.auth import LOGIN_FAILED
+from hookline.dashboard.csrf import ANON_CSRF_COOKIE
+from hookline.dashboard.sessions import SESSION_COOKIE
 from hookline.dashboard.throttle import Limit, Throttle, Throttled, ThrottlePolicy
 from hookline.storage.db import Database
 from hookline.storage.models import dashboard_sessions, users
@@ -400,6 +404,36 @@ async def test_login_without_csrf_token_is_refused(signed_in: Dash, app: FastAPI
         assert response.status_code == 403
         assert "text/html" in response.headers["content-type"]
         assert "hl_session" not in str(response.headers.get_list("set-cookie"))
+
+
+async def test_an_anonymous_token_the_server_did_not_sign_is_refused(
+    signed_in: Dash, app: FastAPI, db: Database
+) -> None:
+    """Login CSRF where cookies can be planted: a cookie and a field the attacker picks (the
+    same value, as a bare double submit wants, or a signature under another key) are refused;
+    the page's own pair works."""
+    nonce = secrets.token_urlsafe(32)
+    foreign = SecretBox("another server's key").sign("dashboard anonymous form", nonce)
+    signup_form = {"email": unique_email("planted"), "password": PASSWORD}
+    signup_form["password_confirm"] = PASSWORD
+    login_form = {"email": signed_in.email, "password": PASSWORD}
+    for path, form in (("/dashboard/login", login_form), ("/dashboard/signup", signup_form)):
+        for field in (nonce, foreign):
+            victim = await new_dash(app)
+            async with victim.http:
+                victim.http.cookies.set(ANON_CSRF_COOKIE, nonce)
+                refused = await victim.http.post(path, data={**form, "csrf_token": field})
+            assert refused.status_code == 403, (path, field)
+            assert "This form has expired" in refused.text
+            assert SESSION_COOKIE not in str(refused.headers.get_list("set-cookie"))
+    async with db.read() as conn:
+        assert await people.find_user(conn, signup_form["email"]) is None
+    # The real flow: the page's token is a signature of the cookie's nonce, not the nonce.
+    visitor = await new_dash(app)
+    async with visitor.http:
+        page = await visitor.get("/dashboard/login")
+        assert csrf_from(page.text) != visitor.http.cookies[ANON_CSRF_COOKIE]
+        assert (await visitor.login(signed_in.email)).status_code == 303
 
 
 async def test_signup_closed(tmp_path: object) -> None:

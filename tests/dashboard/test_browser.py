@@ -7,6 +7,7 @@ docs/screenshots with ``make screenshots`` (the README shows them).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx
@@ -18,6 +19,7 @@ from tests.support import browser as support
 from tests.support.browser import LAPTOP, PHONE, assert_fits_width, reload_until_visible
 from tests.support.receiver import Receiver
 from tests.support.server import async_running_server
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.slow
 
@@ -141,3 +143,58 @@ async def test_journey(browser: Browser, tmp_path: Path, screenshots: Path) -> N
         await assert_fits_width(phone_page)
         await shot(phone_page, "webhook-phone")
         await context.close()
+
+
+async def test_an_invitation_opened_while_logged_in_asks_before_switching(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """Bob, logged in to his own account, opens Ada's invitation for Carol: the page names
+    both accounts, and only his click logs him out before Carol chooses her password."""
+    env = {"HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite"}
+    async with async_running_server(env, worker=False) as server:
+        ada = await _signed_up(browser, server.base_url, "ada@example.com")
+        await ada.goto("/dashboard/team")
+        await ada.get_by_label("Email").fill("carol@example.com")
+        await ada.get_by_role("button", name="Send invitation").click()
+        printed_notice = ada.get_by_text("No mail server is configured: the invitation for carol")
+        await expect(printed_notice).to_be_visible()
+
+        async def printed() -> list[str]:
+            return re.findall(
+                r"invitation link for carol@example\.com.*?: \S+?(/dashboard/join/\S+)",
+                server.logs(),
+            )
+
+        (join,) = await eventually(printed)
+        bob = await _signed_up(browser, server.base_url, "bob@example.com")
+        await bob.goto(join)
+        await expect(bob.get_by_role("heading")).to_have_text(
+            'Join "ada@example.com" as carol@example.com?'
+        )
+        await expect(bob.get_by_text('in the account "bob@example.com"')).to_be_visible()
+        await expect(bob.get_by_label("Password", exact=True)).to_have_count(0)
+        await bob.get_by_role("link", name="Cancel").click()
+        await expect(bob.get_by_role("navigation", name="Main")).to_be_visible()  # still Bob
+
+        await bob.goto(join)
+        await bob.get_by_role("button", name="Log out bob@example.com and continue").click()
+        await expect(bob.get_by_text("You were invited as carol@example.com")).to_be_visible()
+        await bob.get_by_label("Password", exact=True).fill(PASSWORD)
+        await bob.get_by_label("Password again").fill(PASSWORD)
+        await bob.get_by_role("button", name="Join").click()
+        await expect(bob.get_by_text("Welcome to the team!")).to_be_visible()
+        await bob.goto("/dashboard/team")
+        await expect(bob.get_by_text("ada@example.com")).to_be_visible()
+
+
+async def _signed_up(browser: Browser, base_url: str, email: str) -> Page:
+    """A new browser context (its own cookies) signed up as ``email``."""
+    context = await browser.new_context(viewport=LAPTOP, base_url=base_url)
+    page = await context.new_page()
+    await page.goto("/dashboard/signup")
+    await page.get_by_label("Email").fill(email)
+    await page.get_by_label("Password", exact=True).fill(PASSWORD)
+    await page.get_by_label("Password again").fill(PASSWORD)
+    await page.get_by_role("button", name="Create account").click()
+    await expect(page.get_by_text("Welcome to hookline")).to_be_visible()
+    return page

@@ -3,6 +3,7 @@ HTTP with a real SMTP server catching the mails and the tests following their li
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
@@ -18,8 +19,16 @@ from sqlalchemy import select, update
 
 from hookline.app import create_app
 from hookline.dashboard import links
-from hookline.dashboard.pages_people import FORGOT_ANSWER, LINK_UNUSABLE
+from hookline.dashboard import users as users_domain
+from hookline.dashboard.pages_people import (
+    FORGOT_ANSWER,
+    FORGOT_ANSWER_WITHOUT_MAIL,
+    LINK_UNUSABLE,
+    REMOVAL_REFUSED,
+)
+from hookline.dashboard.sessions import SESSION_COOKIE, create_session
 from hookline.dashboard.throttle import Limit, Throttle, ThrottlePolicy
+from hookline.domain import keys
 from hookline.mail import NOT_CONFIGURED_NOTICE
 from hookline.storage.db import Database
 from hookline.storage.models import login_tokens, users
@@ -34,6 +43,7 @@ from tests.dashboard.conftest import (
     unique_email,
 )
 from tests.support.smtp import SmtpServer, running_smtp
+from tests.support.waiting import eventually
 
 SENDER = "hookline <noreply@hookline.test>"
 BASE = "http://hookline.test"
@@ -416,30 +426,58 @@ async def test_a_mail_server_that_is_down_is_an_error_message_not_a_500(
             assert "the mail could not be sent" in page.text and "refused" in page.text
 
 
-async def test_without_smtp_the_link_is_in_the_log_and_the_dashboard_says_so(
-    app: FastAPI, dash: Dash, caplog: pytest.LogCaptureFixture
+def _console_links(err: str, label: str, email: str) -> list[str]:
+    """The paths of the links printed for the operator for ``email`` (one plain line each)."""
+    pattern = rf"^hookline: {label} for {re.escape(email)}[^\n]*?: http://127\.0\.0\.1:8000(\S+) "
+    return re.findall(pattern, err, flags=re.MULTILINE)
+
+
+async def test_without_smtp_each_link_is_one_console_line_and_the_dashboard_says_so(
+    app: FastAPI,
+    dash: Dash,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     await dash.signup()
     team = await dash.get("/dashboard/team")
     assert str(escape(NOT_CONFIGURED_NOTICE)) in team.text
-    invited = unique_email("logged")
-    with caplog.at_level(logging.WARNING, logger="hookline.mail"):
+    invited = unique_email("console")
+    with caplog.at_level(logging.DEBUG):
         await invite(dash, invited)
-    team = await dash.get("/dashboard/team")
-    assert "written to the server&#39;s log" in team.text
-    (record,) = [r for r in caplog.records if getattr(r, "mail_to", None) == invited]
-    text: str = record.mail_text  # type: ignore[attr-defined]
-    link = re.search(r"http://127\.0\.0\.1:8000(/dashboard/join/\S+)", text)
-    assert link, text
-    joiner = await new_dash(app)
-    async with joiner.http:
-        joined = await joiner.post(
-            link.group(1),
-            {"password": NEW_PASSWORD, "password_confirm": NEW_PASSWORD},
-            token_from=link.group(1),
-        )
-        assert joined.status_code == 303
-    assert PASSWORD not in caplog.text and NEW_PASSWORD not in caplog.text
+        team = await dash.get("/dashboard/team")
+        assert "No mail server is configured: the invitation for" in team.text
+        assert "printed in the server&#39;s console" in team.text
+        (join_path,) = _console_links(capsys.readouterr().err, "invitation link", invited)
+        assert join_path.startswith("/dashboard/join/")
+        joiner = await new_dash(app)
+        async with joiner.http:
+            joined = await joiner.post(
+                join_path,
+                {"password": NEW_PASSWORD, "password_confirm": NEW_PASSWORD},
+                token_from=join_path,
+            )
+            assert joined.status_code == 303
+            asked = await joiner.post(
+                "/dashboard/forgot", {"email": invited}, token_from="/dashboard/forgot"
+            )
+            assert str(escape(FORGOT_ANSWER_WITHOUT_MAIL)) in asked.text
+            assert str(escape(FORGOT_ANSWER)) not in asked.text
+        printed: list[str] = []
+
+        async def reset_printed() -> list[str]:
+            printed.append(capsys.readouterr().err)
+            return _console_links("".join(printed), "reset link", invited)
+
+        (reset_path,) = await eventually(reset_printed, what="the reset link on the console")
+        assert "(no SMTP configured; valid 1 hour)" in "".join(printed)
+    # The links are nowhere in the server's log (the records with their fields): the console
+    # line is their one place.
+    logged = "\n".join(str(r.__dict__) for r in caplog.records if r.name.startswith("hookline"))
+    assert "hookline.access" in logged
+    for path in (join_path, reset_path):
+        token = path.rsplit("/", 1)[1]
+        assert token not in logged, path
+    assert PASSWORD not in logged and NEW_PASSWORD not in logged
 
 
 async def test_link_unusable_message_is_shown(mail_app: FastAPI) -> None:
@@ -521,3 +559,94 @@ async def test_a_cancelled_invitation_link_stops_working(
     visitor = await person(mail_app)
     async with visitor.http:
         assert (await visitor.get(path_of(link))).status_code == 404
+
+
+async def _browser_of(app: FastAPI, db: Database, user_id: str) -> Dash:
+    """A client already logged in as ``user_id`` (its session made in the database)."""
+    async with db.begin() as conn:
+        cookie = await create_session(conn, user_id)
+    browser = await new_dash(app)
+    browser.http.cookies.set(SESSION_COOKIE, cookie)
+    return browser
+
+
+async def test_two_members_removing_each_other_at_once_always_leave_one(app: FastAPI) -> None:
+    db: Database = app.state.db
+    refused = 0
+    for _ in range(12):
+        async with db.begin() as conn:
+            account_id = await keys.create_account(conn, "pair")
+            pair = [
+                await users_domain.create_user(conn, account_id, unique_email(), "unused hash")
+                for _ in range(2)
+            ]
+        browsers = [await _browser_of(app, db, user.id) for user in pair]
+        paths = [f"/dashboard/team/members/{user.id}/remove" for user in reversed(pair)]
+        tokens = [csrf_from((await b.get(p)).text) for b, p in zip(browsers, paths, strict=True)]
+        answers = await asyncio.gather(
+            *(
+                b.http.post(p, data={"csrf_token": t})
+                for b, p, t in zip(browsers, paths, tokens, strict=True)
+            )
+        )
+        for browser in browsers:
+            await browser.http.aclose()
+        async with db.read() as conn:
+            assert len(await users_domain.list_users(conn, account_id)) == 1
+        # One removal went through; the other found its remover gone (no session any more),
+        # its target gone, or was refused in its transaction with a page saying why.
+        statuses = sorted(answer.status_code for answer in answers)
+        assert statuses in ([303, 303], [303, 404], [303, 409]), statuses
+        for answer in answers:
+            if answer.status_code == 409:
+                refused += 1
+                assert str(escape(REMOVAL_REFUSED)) in answer.text
+    assert refused > 0  # the removals did meet in their transactions
+
+
+async def test_a_link_opened_while_logged_in_asks_before_switching_users(
+    mail_app: FastAPI, smtp: SmtpServer
+) -> None:
+    owner, bob = await person(mail_app), await person(mail_app)
+    carol = unique_email("carol")
+    db: Database = mail_app.state.db
+    async with owner.http, bob.http:
+        await owner.signup()
+        await invite(owner, carol)
+        path = path_of(await the_link(smtp, carol))
+        await bob.signup()
+        asked = await bob.get(path)
+        assert asked.status_code == 200
+        # The current login and account, and the inviting account and address, are named.
+        for shown in (bob.email, f"&#34;{bob.email}&#34;", f"&#34;{owner.email}&#34;", carol):
+            assert shown in asked.text, shown
+        assert 'name="password"' not in asked.text
+        assert f'name="next" value="{path}"' in asked.text
+        # Posting the link's form anyway changes nothing: no user, no new session.
+        anyway = await post_anyway(bob, path, NEW_PASSWORD)
+        assert anyway.status_code == 409 and 'action="/dashboard/logout"' in anyway.text
+        assert SESSION_COOKIE not in str(anyway.headers.get_list("set-cookie"))
+        async with db.read() as conn:
+            assert await users_domain.find_user(conn, carol) is None
+        assert bob.email in (await bob.get("/dashboard/team")).text
+        # Logging out without the session's token does nothing either.
+        assert (await bob.http.post("/dashboard/logout", data={"next": path})).status_code == 403
+        assert (await bob.get("/dashboard")).status_code == 200
+        # The explicit POST logs out and goes back to the link, which now asks for a password.
+        switched = await bob.http.post(
+            "/dashboard/logout", data={"next": path, "csrf_token": csrf_from(asked.text)}
+        )
+        assert switched.status_code == 303 and switched.headers["location"] == path
+        assert (await bob.get("/dashboard")).status_code == 303
+        assert (await choose_password(bob, BASE + path, NEW_PASSWORD)).status_code == 303
+        team = (await bob.get("/dashboard/team")).text
+        assert owner.email in team and carol in team and bob.email not in team
+
+
+async def test_logout_goes_back_only_inside_the_dashboard(dash: Dash) -> None:
+    await dash.signup()
+    token = csrf_from((await dash.get("/dashboard/team")).text)
+    out = await dash.http.post(
+        "/dashboard/logout", data={"next": "https://evil.example/x", "csrf_token": token}
+    )
+    assert out.status_code == 303 and out.headers["location"] == "/dashboard/login"

@@ -19,6 +19,7 @@ from hookline.errors import (
     ServiceUnavailable,
     error_body,
 )
+from hookline.logs import redact_path
 from hookline.schemas.failures import validation_failure
 from hookline.storage.outage import is_store_unavailable
 
@@ -134,13 +135,15 @@ def error_for_unexpected(exc: Exception, method: str, path: str) -> ApiError:
         while cause is not None and len(chain) < 4:
             chain.append(type(cause).__name__)
             cause = cause.__cause__
-        log.warning("database unavailable (%s) on %s %s", " <- ".join(chain), method, path)
+        log.warning(
+            "database unavailable (%s) on %s %s", " <- ".join(chain), method, redact_path(path)
+        )
         return ServiceUnavailable()
     log.error(
         "unhandled %s on %s %s",
         type(exc).__name__,
         method,
-        path,
+        redact_path(path),
         exc_info=(type(exc), exc, exc.__traceback__),
     )
     return InternalError()

@@ -207,9 +207,11 @@ async def signup(request: Request, form: AnonymousForm) -> Response:
 
 
 @router.post("/logout")
-async def logout(request: Request, session: CurrentSession, _form: CheckedForm) -> RedirectResponse:
+async def logout(request: Request, session: CurrentSession, form: CheckedForm) -> RedirectResponse:
+    """Ends the session; ``next`` (a dashboard path) is where to go then, the log-in page else."""
     async with database(request).begin() as conn:
         await end_session(conn, session.id)
-    response = redirect(request, f"{PREFIX}/login", Flash("info", "You're logged out."))
+    target = safe_next(form.get("next")) or f"{PREFIX}/login"
+    response = redirect(request, target, Flash("info", "You're logged out."))
     clear_session_cookie(response)
     return response

@@ -1,9 +1,13 @@
 """CSRF protection for every state-changing form.
 
-Signed-in forms carry the session's token (stored in its row). The sign-up and log-in forms,
-which have no session yet, use a double-submit cookie: a random token in an HttpOnly cookie that
-the form must echo. Either way a cross-site post can't know the token and gets a 403 page before
-the handler does anything. (SameSite=Lax cookies are a second, independent line of defence.)
+Signed-in forms carry the session's token (stored in its row). The sign-up, log-in, forgot and
+link forms, which have no session yet, carry a token bound to the browser: a random nonce in an
+HttpOnly cookie, and in the form the server's signature of that nonce (an HMAC keyed from
+``HOOKLINE_SECRET_KEY``). A bare double submit would accept any cookie and field that match,
+so whoever can plant a cookie (a sibling subdomain, a plain-HTTP page) could log a victim in to
+an account of theirs; a field the server did not sign is refused. Either way a cross-site post
+can't know the token and gets a 403 page before the handler does anything. (SameSite=Lax
+cookies are a second, independent line of defence.)
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ from typing import Annotated
 from fastapi import Depends, Request, Response
 from starlette.datastructures import FormData
 
+from hookline.crypto import SecretBox
+from hookline.dashboard.links import has_token_shape
 from hookline.dashboard.sessions import CurrentSession
 from hookline.dashboard.web import PREFIX, PageError
 
 CSRF_FIELD = "csrf_token"
 ANON_CSRF_COOKIE = "hl_csrf"
+_SIGNED_FOR = "dashboard anonymous form"
 
 
 def csrf_refused() -> PageError:
@@ -44,28 +51,42 @@ async def session_form(request: Request, session: CurrentSession) -> FormData:
     return form
 
 
+def _box(request: Request) -> SecretBox:
+    box: SecretBox = request.app.state.secret_box
+    return box
+
+
+def _nonce_of(request: Request) -> str | None:
+    """The browser's nonce from its cookie, when the cookie holds one."""
+    nonce = request.cookies.get(ANON_CSRF_COOKIE)
+    return nonce if nonce is not None and has_token_shape(nonce) else None
+
+
 async def anonymous_form(request: Request) -> FormData:
-    """The posted sign-up / log-in form, once its double-submit token is checked."""
+    """The posted form of a visitor without a session, once its signed token is checked."""
     form = await request.form()
-    if not tokens_match(form.get(CSRF_FIELD), request.cookies.get(ANON_CSRF_COOKIE)):
+    nonce = _nonce_of(request)
+    expected = None if nonce is None else _box(request).sign(_SIGNED_FOR, nonce)
+    if not tokens_match(form.get(CSRF_FIELD), expected):
         raise csrf_refused()
     return form
 
 
 def prepare_anonymous_token(request: Request) -> str | None:
-    """Expose the double-submit token to the page; returns it when it is new (to be set)."""
-    existing = request.cookies.get(ANON_CSRF_COOKIE)
-    token = existing or secrets.token_urlsafe(32)
-    request.state.csrf_token = token
-    return None if existing else token
+    """Expose the form's signed token to the page; returns the nonce when it is new (to be set
+    as the cookie)."""
+    existing = _nonce_of(request)
+    nonce = existing or secrets.token_urlsafe(32)
+    request.state.csrf_token = _box(request).sign(_SIGNED_FOR, nonce)
+    return None if existing else nonce
 
 
-def set_anonymous_cookie(request: Request, response: Response, token: str | None) -> None:
-    if token is None:
+def set_anonymous_cookie(request: Request, response: Response, nonce: str | None) -> None:
+    if nonce is None:
         return
     response.set_cookie(
         ANON_CSRF_COOKIE,
-        token,
+        nonce,
         path=PREFIX,
         httponly=True,
         samesite="lax",

@@ -22,7 +22,8 @@ from hookline.timeutil import utcnow
 INVITE = "invite"
 RESET = "reset"
 LIFETIMES = {INVITE: timedelta(hours=24), RESET: timedelta(hours=1)}
-# The dashboard path of each kind of link; the token follows it.
+# The dashboard path of each kind of link; the token follows it (logs.SECRET_PATHS keeps it out
+# of the logs).
 PATHS = {INVITE: f"{PREFIX}/join/", RESET: f"{PREFIX}/reset/"}
 # What a token looks like (secrets.token_urlsafe(32)); anything else is not looked up.
 _TOKEN_LENGTH = 43
@@ -45,8 +46,19 @@ class PendingInvitation:
     expires_at: datetime
 
 
+def has_token_shape(value: str) -> bool:
+    """Whether ``value`` looks like a token of ours (``secrets.token_urlsafe(32)``)."""
+    return len(value) == _TOKEN_LENGTH and _TOKEN_ALPHABET.issuperset(value)
+
+
 def _hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def validity(purpose: str) -> str:
+    """How long a new link of ``purpose`` works, for people: ``24 hours``, ``1 hour``."""
+    hours = int(LIFETIMES[purpose].total_seconds() // 3600)
+    return f"{hours} hour{'s' if hours != 1 else ''}"
 
 
 def url_for(settings: Settings, purpose: str, token: str) -> str:
@@ -74,7 +86,7 @@ async def issue(conn: Connection, purpose: str, account_id: str, email: str) -> 
 
 async def look_up(conn: Connection, purpose: str, token: str) -> LinkTarget | None:
     """Whom a live link is for, or None (unknown, used, expired, or another kind of link)."""
-    if len(token) != _TOKEN_LENGTH or not _TOKEN_ALPHABET.issuperset(token):
+    if not has_token_shape(token):
         return None
     params = {"id": _hash(token), "purpose": purpose, "now": utcnow()}
     row = await fetch_one(conn, queries.LIVE, params)

@@ -16,6 +16,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.datastructures import FormData
 
 from hookline import mail
 from hookline.background import spawn
@@ -29,11 +30,17 @@ from hookline.dashboard.auth import (
     too_many,
 )
 from hookline.dashboard.csrf import AnonymousForm, CheckedForm
-from hookline.dashboard.sessions import CurrentSession, create_session, set_session_cookie
+from hookline.dashboard.sessions import (
+    CurrentSession,
+    DashboardSession,
+    create_session,
+    set_session_cookie,
+)
 from hookline.dashboard.throttle import Throttled
 from hookline.dashboard.web import (
     PREFIX,
     Flash,
+    PageError,
     confirm_page,
     database,
     not_found,
@@ -51,6 +58,15 @@ FORGOT_ANSWER = (
     "If a hookline login uses that address, a mail with a link to choose a new password is on "
     "its way. The link works once, for one hour."
 )
+REMOVAL_REFUSED = (
+    "An account always keeps at least one member, and only a member can remove another: you "
+    "were removed from this team while you asked, so nothing was changed."
+)
+FORGOT_ANSWER_WITHOUT_MAIL = (
+    "No mail server is configured: if a hookline login uses that address, the link to choose a "
+    "new password was printed in the server's console, for its operator to pass on. The link "
+    "works once, for one hour."
+)
 LINK_UNUSABLE = (
     "This link has expired, was already used, or is not complete. Ask for a new one: a reset "
     "from “Forgot your password?”, an invitation from a member of the account."
@@ -60,6 +76,12 @@ LINK_UNUSABLE = (
 def _settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
+
+
+async def _send(settings: Settings, message: people.Mail) -> None:
+    await mail.send(
+        settings, [message.to], message.subject, message.text, console_line=message.console_line
+    )
 
 
 def _mail_notice(request: Request) -> str | None:
@@ -121,9 +143,9 @@ async def invite(request: Request, session: CurrentSession, form: CheckedForm) -
         ) from None
     settings = _settings(request)
     async with database(request).begin() as conn:
-        _link, message = await people.invite(conn, settings, session.account_id, email)
+        message = await people.invite(conn, settings, session.account_id, email)
     try:
-        await mail.send(settings, [message.to], message.subject, message.text)
+        await _send(settings, message)
     except mail.MailError as exc:
         log.warning("invitation mail failed", extra={"error": str(exc)})
         flash = Flash(
@@ -134,7 +156,10 @@ async def invite(request: Request, session: CurrentSession, form: CheckedForm) -
         return redirect(request, f"{PREFIX}/team", flash)
     text = f"Invitation sent to {email}. The link in it works once, for 24 hours."
     if not mail.is_configured(settings):
-        text = f"Invitation for {email} written to the server's log (mail is not configured)."
+        text = (
+            f"No mail server is configured: the invitation for {email} was printed in the "
+            "server's console instead of being mailed."
+        )
     return redirect(request, f"{PREFIX}/team", Flash("success", text))
 
 
@@ -182,9 +207,13 @@ async def remove_member(
     request: Request, session: CurrentSession, _form: CheckedForm, user_id: str
 ) -> RedirectResponse:
     member = await _other_member(request, session, user_id)
-    async with database(request).begin() as conn:
-        if not await users.remove_user(conn, session.account_id, member.id):
-            raise not_found("other member")
+    try:
+        async with database(request).begin() as conn:
+            removed = await users.remove_user(conn, session.account_id, member.id, session.user_id)
+    except users.RemovalRefused:
+        raise PageError(409, f"{member.email} was not removed", REMOVAL_REFUSED) from None
+    if not removed:
+        raise not_found("other member")
     flash = Flash("success", f"{member.email} was removed from the team.")
     return redirect(request, f"{PREFIX}/team", flash)
 
@@ -210,31 +239,78 @@ def _link_page(
     return anonymous_page(request, "choose_password.html", context, 422 if errors else 200)
 
 
-async def _show_link(request: Request, purpose: str, token: str) -> HTMLResponse:
+def _switches_user(session: DashboardSession | None, target: links.LinkTarget) -> bool:
+    """Whether using the link would replace the browser's session with another user's."""
+    return session is not None and session.email != target.email
+
+
+async def _switch_page(
+    request: Request,
+    session: DashboardSession,
+    token: str,
+    target: links.LinkTarget,
+    status_code: int = 200,
+) -> HTMLResponse:
+    """Asks before a link logs this browser out of its session: only the log-out's own POST
+    (with the session's CSRF token) ends it, and then the link's form shows."""
+    async with database(request).read() as conn:
+        current = await people.account_name(conn, session.account_id)
+        inviting = await people.account_name(conn, target.account_id)
+    you = f'You are logged in as {session.email}, in the account "{current}".'
+    if target.purpose == links.INVITE:
+        title = f'Join "{inviting}" as {target.email}?'
+        wants = f'This link invites {target.email} to join the account "{inviting}".'
+    else:
+        title = f"Choose a new password for {target.email}?"
+        wants = f"This link sets a new password for {target.email}."
+    return confirm_page(
+        request,
+        title=title,
+        message=f"{you} {wants} To use it, log out first; then choose the password.",
+        action=f"{PREFIX}/logout",
+        button=f"Log out {session.email} and continue",
+        cancel=PREFIX,
+        hidden={"next": f"{links.PATHS[target.purpose]}{token}"},
+        status_code=status_code,
+    )
+
+
+async def _show_link(
+    request: Request, session: DashboardSession | None, purpose: str, token: str
+) -> HTMLResponse:
     async with database(request).read() as conn:
         target = await links.look_up(conn, purpose, token)
+    if target is not None and session is not None and _switches_user(session, target):
+        return await _switch_page(request, session, token, target)
     return _link_page(request, purpose, token, target)
 
 
 @router.get("/join/{token}")
-async def join_page(request: Request, token: str) -> HTMLResponse:
-    return await _show_link(request, links.INVITE, token)
+async def join_page(request: Request, session: OptionalSession, token: str) -> HTMLResponse:
+    return await _show_link(request, session, links.INVITE, token)
 
 
 @router.get("/reset/{token}")
-async def reset_page(request: Request, token: str) -> HTMLResponse:
-    return await _show_link(request, links.RESET, token)
+async def reset_page(request: Request, session: OptionalSession, token: str) -> HTMLResponse:
+    return await _show_link(request, session, links.RESET, token)
 
 
 async def _choose_password(
-    request: Request, form: AnonymousForm, purpose: str, token: str
+    request: Request,
+    session: DashboardSession | None,
+    form: FormData,
+    purpose: str,
+    token: str,
 ) -> Response:
-    """The POST of a link's form: checks the password, then uses the link up and sets it."""
+    """The POST of a link's form: checks the password, then uses the link up and sets it.
+    A browser logged in as someone else is asked first, and nothing changes."""
     db = database(request)
     async with db.read() as conn:
         target = await links.look_up(conn, purpose, token)
     if target is None:
         return _link_page(request, purpose, token, None)
+    if session is not None and _switches_user(session, target):
+        return await _switch_page(request, session, token, target, status_code=409)
     password = str(form.get("password", ""))
     errors = await new_password_errors(
         password, str(form.get("password_confirm", "")), target.email
@@ -274,13 +350,17 @@ async def _apply(
 
 
 @router.post("/join/{token}")
-async def join(request: Request, token: str, form: AnonymousForm) -> Response:
-    return await _choose_password(request, form, links.INVITE, token)
+async def join(
+    request: Request, session: OptionalSession, token: str, form: AnonymousForm
+) -> Response:
+    return await _choose_password(request, session, form, links.INVITE, token)
 
 
 @router.post("/reset/{token}")
-async def reset(request: Request, token: str, form: AnonymousForm) -> Response:
-    return await _choose_password(request, form, links.RESET, token)
+async def reset(
+    request: Request, session: OptionalSession, token: str, form: AnonymousForm
+) -> Response:
+    return await _choose_password(request, session, form, links.RESET, token)
 
 
 # -- Forgot password ----------------------------------------------------------------------------
@@ -308,11 +388,11 @@ async def forgot(request: Request, form: AnonymousForm) -> Response:
         raise too_many(
             "Too many reset requests", "Your network has asked for many reset mails.", wait
         ) from None
+    settings = _settings(request)
     if may_send:
-        spawn(request, _send_reset_mail(_settings(request), db, email))
-    return anonymous_page(
-        request, "forgot.html", {"sent": FORGOT_ANSWER, "errors": {}, "values": {}}
-    )
+        spawn(request, _send_reset_mail(settings, db, email))
+    answer = FORGOT_ANSWER if mail.is_configured(settings) else FORGOT_ANSWER_WITHOUT_MAIL
+    return anonymous_page(request, "forgot.html", {"sent": answer, "errors": {}, "values": {}})
 
 
 async def _send_reset_mail(settings: Settings, db: Database, email: str) -> None:
@@ -322,6 +402,6 @@ async def _send_reset_mail(settings: Settings, db: Database, email: str) -> None
     if message is None:
         return
     try:
-        await mail.send(settings, [message.to], message.subject, message.text)
+        await _send(settings, message)
     except mail.MailError as exc:
         log.warning("password reset mail failed", extra={"error": str(exc)})

@@ -17,6 +17,7 @@ from hookline.domain import keys
 from hookline.domain.validation import normalize_email
 from hookline.storage.connector import Connection
 from hookline.storage.db import fetch_one
+from hookline.storage.queries import accounts as account_queries
 from hookline.storage.queries import sessions as session_queries
 from hookline.storage.queries import users as queries
 from hookline.timeutil import utcnow
@@ -155,10 +156,26 @@ async def list_users(conn: Connection, account_id: str) -> list[Member]:
     return [Member(row.id, row.email, row.created_at) for row in rows]
 
 
-async def remove_user(conn: Connection, account_id: str, user_id: str) -> bool:
-    """Removes a user of ``account_id`` (their sessions go with them); False if there is none."""
-    result = await conn.execute(queries.DELETE, {"id": user_id, "account_id": account_id})
-    return result.rowcount == 1
+class RemovalRefused(Exception):
+    """The removal would leave the account without a member, or the remover is no longer one."""
+
+
+async def remove_user(conn: Connection, account_id: str, user_id: str, remover_id: str) -> bool:
+    """``remover_id`` removes another user of ``account_id`` (their sessions go with them);
+    False if there is no such other user. Raises :class:`RemovalRefused` when the remover has
+    left the account meanwhile or the account would have no member left.
+
+    The rule lives in the DELETE itself, under the account's row lock: two members removing
+    each other at once leave one of them, on either database.
+    """
+    await conn.execute(account_queries.LOCK, {"account_id": account_id})
+    params = {"id": user_id, "account_id": account_id, "remover_id": remover_id}
+    result = await conn.execute(queries.DELETE_BY_MEMBER, params)
+    if result.rowcount == 1:
+        return True
+    if user_id == remover_id or await find_member(conn, account_id, user_id) is None:
+        return False
+    raise RemovalRefused(user_id)
 
 
 async def find_member(conn: Connection, account_id: str, user_id: str) -> Member | None:

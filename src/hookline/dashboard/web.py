@@ -192,14 +192,24 @@ def database(request: Request) -> Database:
 
 
 def confirm_page(
-    request: Request, *, title: str, message: str, action: str, button: str, cancel: str
+    request: Request,
+    *,
+    title: str,
+    message: str,
+    action: str,
+    button: str,
+    cancel: str,
+    hidden: dict[str, str] | None = None,
+    status_code: int = 200,
 ) -> HTMLResponse:
-    """The confirmation step before anything that can't be undone (works without JavaScript)."""
+    """The confirmation step before anything that can't be undone (works without JavaScript);
+    ``hidden`` fields go with the POST."""
     context = {
         "title": title,
         "message": message,
         "action": action,
         "button": button,
         "cancel": cancel,
+        "hidden": hidden or {},
     }
-    return render(request, "confirm.html", context)
+    return render(request, "confirm.html", context, status_code=status_code)

@@ -158,6 +158,25 @@ async def account_exists(conn: Connection, account_id: str) -> bool:
     return await conn.scalar(account_queries.ID_OF, {"account_id": account_id}) is not None
 
 
+ACCOUNTS_PAGE = 500
+
+
+async def accounts_page(conn: Connection, after: str = "") -> list[dict[str, Any]]:
+    """Up to ``ACCOUNTS_PAGE`` accounts whose id is after ``after``, oldest first: id, name,
+    created_at, members (dashboard users) and live_keys."""
+    rows = await conn.execute(account_queries.PAGE, {"after": after, "limit": ACCOUNTS_PAGE})
+    return [
+        {
+            "id": row.id,
+            "name": row.name,
+            "created_at": iso(row.created_at),
+            "members": row.members,
+            "live_keys": row.live_keys,
+        }
+        for row in rows
+    ]
+
+
 async def create_account(conn: Connection, name: str) -> str:
     account = ids.account_id()
     row = {"id": account, "name": name, "created_at": utcnow()}
