@@ -156,7 +156,7 @@ def test_a_stop_under_load_answers_every_request_written_and_exits_0(
             _signal(server, sig, group=group)
         for client in clients:
             client.join(WAIT)
-        assert server.process.wait(timeout=WAIT) == 0
+        exit_status = server.process.wait(timeout=WAIT)
     assert [c.failure for c in clients if c.failure] == []
     for client in clients:
         assert client.answers[-1][1].headers.get("connection") == "close", client.tag
@@ -165,6 +165,7 @@ def test_a_stop_under_load_answers_every_request_written_and_exits_0(
     # Every 201 was applied, and nothing else.
     ids = {name: answer.json()["id"] for name, answer in created.items()}
     assert _contacts_in_database(env) == ids
+    assert exit_status == 0
 
 
 def test_idle_connections_are_closed_promptly_not_after_the_grace(tmp_path: Path) -> None:
