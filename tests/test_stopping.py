@@ -132,6 +132,8 @@ STOPS = {
     "sigterm": ([signal.SIGTERM], False),
     "sigterm-twice": ([signal.SIGTERM, signal.SIGTERM], False),
     "ctrl-c": ([signal.SIGINT], True),
+    # uvicorn's own server takes a second SIGINT as "force exit", cutting requests short.
+    "ctrl-c-twice": ([signal.SIGINT, signal.SIGINT], True),
 }
 
 

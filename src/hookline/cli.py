@@ -226,7 +226,7 @@ def _serve_in_this_process(settings: Settings, listener: socket.socket) -> int:
 
     from hookline.app import create_app
     from hookline.runtime import settle_heap
-    from hookline.stopping import GracefulServer, stop_requested
+    from hookline.stopping import graceful_server_class, stop_requested
 
     app = create_app(settings)
     settle_heap()
@@ -235,7 +235,7 @@ def _serve_in_this_process(settings: Settings, listener: socket.socket) -> int:
     host, port = listener.getsockname()[:2]
     options = server_options(stop_grace=settings.stop_grace_seconds)
     config = uvicorn.Config(app, host=host, port=port, **options)
-    server = GracefulServer(config)
+    server = graceful_server_class()(config)
     server.run(sockets=[listener])
     if not server.started:
         raise CliError("the server did not start; the log above says why", status=NOT_STARTED)

@@ -14,14 +14,17 @@ honoured as soon as the server has started.
 
 from __future__ import annotations
 
+import functools
 import signal
 import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TYPE_CHECKING
 
-import uvicorn
+if TYPE_CHECKING:
+    import uvicorn
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
@@ -72,19 +75,25 @@ def catch_signals() -> None:
         signal.signal(sig, _on_stop_signal)
 
 
-class GracefulServer(uvicorn.Server):
-    """uvicorn's server, stopped gracefully by any number of SIGTERMs and SIGINTs.
+@functools.cache
+def graceful_server_class() -> type[uvicorn.Server]:
+    """uvicorn's server, stopped gracefully by any number of SIGTERMs and SIGINTs (built on
+    first use: the other commands start without importing uvicorn).
 
     uvicorn takes a second SIGINT as "force exit" (no waiting for requests, no lifespan
     shutdown); Ctrl-C also reaches every process of ``serve --workers N`` right before the
     supervisor's SIGTERM, so that would cut in-flight requests short.
     """
+    import uvicorn
 
-    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-        request_stop()
-        super().handle_exit(signal.SIGTERM, frame)
+    class GracefulServer(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            request_stop()
+            super().handle_exit(signal.SIGTERM, frame)
 
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets)
-        if stop_requested():  # signalled before uvicorn's handlers were in place
-            self.should_exit = True
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if stop_requested():  # signalled before uvicorn's handlers were in place
+                self.should_exit = True
+
+    return GracefulServer
