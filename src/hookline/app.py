@@ -36,6 +36,7 @@ from hookline.domain.readying import ready_for_requests
 from hookline.limits.idempotency import IdempotencyStore
 from hookline.limits.stack import add_request_guards, add_response_observers
 from hookline.settings import Settings
+from hookline.stopping import seconds_left
 from hookline.storage.db import READY_CONNECTIONS, Database
 from hookline.storage.migrate import upgrade_to_head
 
@@ -83,7 +84,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             yield
         finally:
             if worker is not None:
-                await worker.stop()
+                # After a signal: what the HTTP side left of the stop's grace (stopping.py).
+                await worker.stop(seconds_left(settings.stop_grace_seconds))
             pending: set[asyncio.Task[None]] = app.state.background_tasks
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)

@@ -20,7 +20,6 @@ import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
-from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import orjson
@@ -188,6 +187,14 @@ def listen_socket(host: str, port: int) -> socket.socket:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from hookline.stopping import signals_caught
+
+    # First: a SIGTERM during start-up stops the server once started, with exit status 0.
+    with signals_caught():
+        return _serve(args)
+
+
+def _serve(args: argparse.Namespace) -> int:
     from hookline.logs import configure_logging
     from hookline.settings import parse_workers
 
@@ -212,21 +219,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return _serve_in_processes(settings, listener, workers)
 
 
-def _serve_in_this_process(
-    settings: Settings, listener: socket.socket, server_class: type[Any] | None = None
-) -> int:
-    """The API (and the delivery worker, unless turned off) in this process, until SIGTERM."""
+def _serve_in_this_process(settings: Settings, listener: socket.socket) -> int:
+    """The API (and the delivery worker, unless turned off) in this process, until SIGTERM or
+    SIGINT; then the graceful stop of stopping.py, exit status 0."""
     import uvicorn
 
     from hookline.app import create_app
     from hookline.runtime import settle_heap
+    from hookline.stopping import graceful_server_class, stop_requested
 
     app = create_app(settings)
     settle_heap()
+    if stop_requested():  # signalled while the app was built: nothing to serve or stop
+        return 0
     host, port = listener.getsockname()[:2]
-    options = server_options()
+    options = server_options(stop_grace=settings.stop_grace_seconds)
     config = uvicorn.Config(app, host=host, port=port, **options)
-    server = (server_class or uvicorn.Server)(config)
+    server = graceful_server_class()(config)
     server.run(sockets=[listener])
     if not server.started:
         raise CliError("the server did not start; the log above says why", status=NOT_STARTED)
@@ -263,30 +272,27 @@ def _supervise(settings: Settings, listener: socket.socket, workers: int) -> int
             if other is not own:
                 other.close()
         try:
-            return _serve_in_this_process(settings, own, _child_server_class())
+            return _serve_in_this_process(settings, own)
         except CliError as exc:
             _note(f"error: {exc}")
             return exc.status
 
+    supervisor = Supervisor(
+        workers,
+        run_child,
+        stop_timeout=settings.stop_grace_seconds + STOP_TEARDOWN_SECONDS,
+        listeners=listeners,
+    )
     try:
-        return Supervisor(workers, run_child).run()
+        return supervisor.run()
     finally:
         for each in listeners:
             each.close()
 
 
-def _child_server_class() -> type[Any]:
-    import uvicorn
-
-    class ChildServer(uvicorn.Server):
-        """uvicorn's server, for which SIGINT is SIGTERM: Ctrl-C reaches every process of the
-        terminal's group and the supervisor then sends its SIGTERM, and uvicorn takes a second
-        signal after SIGINT as "force exit", which would cut in-flight requests short."""
-
-        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            super().handle_exit(signal.SIGTERM, frame)
-
-    return ChildServer
+STOP_TEARDOWN_SECONDS = 20.0
+"""What a server process may take after its grace (the lifespan: handing back unfinished
+deliveries, closing the database) before the supervisor kills it."""
 
 
 async def _migrate_for_serve(settings: Settings) -> None:
@@ -310,7 +316,7 @@ that reuses a connection at that instant sends its request into a socket being c
 POST then fails with a reset the client cannot safely retry (the CI run of 2026-11-24)."""
 
 
-def server_options() -> dict[str, Any]:
+def server_options(stop_grace: float = 10.0) -> dict[str, Any]:
     """uvicorn's settings for ``hookline serve``; bench/baseline.py runs the ceilings on them.
 
     Every process drains its listener's queue each time it accepts (``runtime.EagerAcceptLoop``):
@@ -323,7 +329,8 @@ def server_options() -> dict[str, Any]:
         "access_log": False,
         "server_header": False,
         "proxy_headers": False,
-        "timeout_graceful_shutdown": 10,
+        # The HTTP side of the stop's grace (stopping.py); the lifespan gets what is left.
+        "timeout_graceful_shutdown": stop_grace,
         "timeout_keep_alive": KEEP_ALIVE_SECONDS,
         # httptools with a bound on the request head (it has none of its own): limits/http.py.
         "http": BoundedHttpToolsProtocol,

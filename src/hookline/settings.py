@@ -132,6 +132,9 @@ class Settings(BaseSettings):
     delivery_lease_seconds: float = Field(default=60.0, gt=0)
     delivery_poll_seconds: float = Field(default=1.0, gt=0)
     db_pool_size: int = Field(default=10, ge=1)
+    # How long a stop (SIGTERM, SIGINT) may take: answering the requests received, then the
+    # delivery worker's sends in flight; what is left after it is cancelled (stopping.py).
+    stop_grace_seconds: float = Field(default=10.0, ge=0, le=3600)
     # GET /v1/events/stream: how often a process looks for new events (one query for all its
     # streams), and the longest silence before a comment line.
     stream_poll_seconds: float = Field(default=0.25, gt=0)

@@ -9,9 +9,10 @@ port (``listeners_per_process``); the kernel spreads new connections evenly over
 The supervisor itself never runs an event loop or a thread: it forks, waits on the children's
 pidfds and on its own signals, and nothing else, so forking again (a restart) is always safe.
 
-* SIGTERM or SIGINT: every child gets one SIGTERM (uvicorn stops accepting, lets in-flight requests
-  finish, then the lifespan stops the delivery worker, which releases its unfinished claims); after
-  ``stop_timeout`` the stragglers are SIGKILLed. Exit status 0.
+* SIGTERM or SIGINT: the supervisor closes its copies of the listening sockets (so the port
+  stops taking connections once the children close theirs) and every child gets one SIGTERM
+  (the graceful stop of stopping.py); after ``stop_timeout`` the stragglers are SIGKILLed. Exit
+  status 0, also for a signal that came before the children were forked.
 * A child that exits on its own is restarted in its slot, unless children died more than
   ``RESTART_LIMIT`` times within ``RESTART_WINDOW`` seconds (a crash loop: the database is gone,
   the disk is full) or a child could not start at all (``NOT_STARTED``): then the supervisor stops
@@ -37,9 +38,11 @@ import sys
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from hookline.stopping import STOP_SIGNALS, catch_signals, stop_requested
 
 log = logging.getLogger("hookline.supervisor")
 
@@ -136,11 +139,17 @@ class Supervisor:
     """Runs ``run_child(slot)`` in ``count`` forked processes; ``run()`` returns the exit status."""
 
     def __init__(
-        self, count: int, run_child: Callable[[int], int], *, stop_timeout: float = 30.0
+        self,
+        count: int,
+        run_child: Callable[[int], int],
+        *,
+        stop_timeout: float = 30.0,
+        listeners: Sequence[socket.socket] = (),
     ) -> None:
         self.count = count
         self.run_child = run_child
         self.stop_timeout = stop_timeout
+        self.listeners = listeners
         self._children: dict[int, _Child] = {}  # by pidfd
         self._deaths: deque[float] = deque()
         self._stop_requested = False
@@ -150,8 +159,11 @@ class Supervisor:
         for end in (signals_in, signals_out):
             end.setblocking(False)
         previous_fd = signal.set_wakeup_fd(signals_out.fileno())
-        previous = {sig: signal.signal(sig, self._on_signal) for sig in _STOP_SIGNALS}
+        previous = {sig: signal.signal(sig, self._on_signal) for sig in STOP_SIGNALS}
         try:
+            if stop_requested():  # a signal during start-up (caught by stopping.signals_caught)
+                log.info("stopped before serving")
+                return 0
             for slot in range(1, self.count + 1):
                 self._fork(slot, close=(signals_in, signals_out))
             log.info("serving with %d processes", self.count)
@@ -234,8 +246,10 @@ class Supervisor:
         self._children[pidfd] = _Child(slot, pid, pidfd)
 
     def _stop_all(self) -> None:
-        """One SIGTERM each (a second would be uvicorn's "force exit"), then wait; SIGKILL
-        whoever is still running after ``stop_timeout``."""
+        """No more connections, one SIGTERM each, then wait; SIGKILL whoever is still running
+        after ``stop_timeout``."""
+        for listener in self.listeners:
+            listener.close()
         for child in self._children.values():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child.pid, signal.SIGTERM)
@@ -258,9 +272,6 @@ class Supervisor:
                 os.kill(child.pid, signal.SIGKILL)
 
 
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-
 def _become_child(
     slot: int,
     parent: int,
@@ -272,14 +283,11 @@ def _become_child(
     status = 1
     try:
         signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        catch_signals()  # a SIGTERM before the server has started stops it once started
         for sock in inherited:
             sock.close()
         _die_with(parent)
         status = run_child(slot)
-    except KeyboardInterrupt:
-        status = 0
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else 1
     except BaseException:

@@ -14,7 +14,8 @@ from importlib.metadata import version
 import httpx
 import orjson
 import pytest
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
 from hookline.cli import server_options
 from hookline.limits.http import MAX_HEAD_BYTES, BoundedHttpToolsProtocol, head_bytes
@@ -184,6 +185,16 @@ def test_the_uvicorn_hooks_the_protocol_relies_on_are_still_there() -> None:
         "msg",
     ]
     assert "self.send_400_response(" in inspect.getsource(HttpToolsProtocol.data_received)
+    # The stop (stopping.py): uvicorn's server calls shutdown() on each connection, a cycle's
+    # keep_alive decides its Connection: close, pipelined cycles wait in ``pipeline``.
+    assert "connection.shutdown()" in inspect.getsource(uvicorn.Server.shutdown)
+    assert "shutdown" in vars(HttpToolsProtocol)
+    cycle_init = inspect.getsource(RequestResponseCycle.__init__)
+    for field in ("keep_alive", "response_started", "response_complete", "more_body"):
+        assert f"self.{field} = " in cycle_init, field
+    send = inspect.getsource(RequestResponseCycle.send)
+    assert "if not self.keep_alive and not has_connection_close:" in send
+    assert "self.pipeline" in inspect.getsource(HttpToolsProtocol.__init__)
 
 
 async def test_the_app_refuses_a_head_over_16_kib_whatever_the_server(

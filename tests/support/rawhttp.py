@@ -8,6 +8,7 @@ hostile ``Host`` headers, several requests on one kept-alive connection.
 
 from __future__ import annotations
 
+import select
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -72,6 +73,17 @@ class RawConnection:
         body, self._buffer = self._buffer[:length], self._buffer[length:]
         return RawResponse(int(status_line.split()[1]), headers, body)
 
+    def closed_already(self) -> bool:
+        """Whether the server has closed its side by now (without waiting): what a client that
+        reuses a kept-alive connection checks before writing on it."""
+        readable, _, _ = select.select([self.sock], [], [], 0)
+        if not readable:
+            return False
+        try:
+            return self.sock.recv(1, socket.MSG_PEEK) == b""
+        except ConnectionResetError:
+            return True
+
     def closed_by_server(self) -> bool:
         """Whether the server has closed its side (waits up to the socket's timeout)."""
         try:
@@ -80,6 +92,18 @@ class RawConnection:
             return True
         except TimeoutError:
             return False
+
+
+def json_request(method: str, path: str, body: bytes, headers: dict[str, str]) -> bytes:
+    """A whole request with a JSON ``body`` (``Host: hookline.test``)."""
+    fields = {
+        "Host": "hookline.test",
+        "Content-Type": "application/json",
+        "Content-Length": str(len(body)),
+        **headers,
+    }
+    lines = [f"{method} {path} HTTP/1.1", *(f"{k}: {v}" for k, v in fields.items()), "", ""]
+    return "\r\n".join(lines).encode("latin-1") + body
 
 
 @contextmanager
