@@ -130,6 +130,9 @@ class Settings(BaseSettings):
     delivery_per_endpoint_concurrency: int = Field(default=8, ge=1)
     delivery_lease_seconds: float = Field(default=60.0, gt=0)
     delivery_poll_seconds: float = Field(default=1.0, gt=0)
+    # A stop (SIGTERM): how long deliveries in flight get to finish; then they are cancelled and
+    # handed back (contract, "Stopping").
+    stop_grace_seconds: float = Field(default=10.0, ge=0)
     db_pool_size: int = Field(default=10, ge=1)
     # GET /v1/events/stream: how often a process looks for new events (one query for all its
     # streams), and the longest silence before a comment line.

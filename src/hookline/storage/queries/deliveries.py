@@ -920,6 +920,14 @@ WITH outcome AS (
             response_body, succeeded, status, next_attempt_at, second, rollup_status, latency_bin,
             n)
 ),
+hooks AS (
+    SELECT held.id
+    FROM (SELECT DISTINCT webhook_id FROM unnest(:a_webhook_id) AS wanted(webhook_id)
+        ORDER BY webhook_id LIMIT cardinality(:a_webhook_id)) AS wanted
+    CROSS JOIN LATERAL (
+        SELECT id FROM webhooks WHERE webhooks.id = wanted.webhook_id FOR NO KEY UPDATE
+    ) AS held
+),
 locked AS (
     SELECT found.id, found.leased_by, found.status
     FROM (SELECT DISTINCT delivery_id FROM unnest(:a_delivery_id) AS wanted(delivery_id)
@@ -928,6 +936,8 @@ locked AS (
         SELECT id, leased_by, status FROM deliveries WHERE deliveries.id = wanted.delivery_id
         FOR UPDATE
     ) AS found
+    -- Always true: a one-time filter, so every webhook is held before any delivery is locked.
+    WHERE (SELECT count(*) FROM hooks) >= 0
 ),
 stored AS (
     SELECT outcome.*,
