@@ -344,6 +344,7 @@ async def test_a_stop_sends_no_accepted_delivery_again(
     }
     assert _conflicts("\n".join(logs)) == []
     if stop == "SIGTERM":
+        assert in_flight == set()  # every claim finished or handed back
         assert again == {}
     else:
         assert set(again) <= in_flight
