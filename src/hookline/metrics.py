@@ -56,6 +56,11 @@ ATTEMPT_SECONDS = Histogram(
     "hookline_delivery_attempt_duration_seconds", "Duration of one delivery attempt",
     buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 15.0, 30.0),
 )  # fmt: skip
+OUTCOME_UNSTORED_SECONDS = Histogram(
+    "hookline_delivery_outcome_unstored_seconds",
+    "Per stored batch of outcomes, how long its oldest waited in memory (a crash sends those "
+    "deliveries again)", buckets=_LATENCY_BUCKETS,
+)  # fmt: skip
 # Set at scrape time: with several processes, the latest scrape's value is the one that holds.
 _LATEST: Final = "mostrecent"
 QUEUE_DEPTH = Gauge(

@@ -15,6 +15,7 @@ import random
 import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -22,11 +23,14 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import select
 from standardwebhooks import Webhook
 
-from tests.conftest import BACKENDS, TEST_SECRET_KEY, make_database_url
+from hookline.storage.db import Database
+from hookline.storage.models import deliveries
+from tests.conftest import BACKENDS, TEST_SECRET_KEY, make_database_url, make_settings
 from tests.support.api import collect_pages
-from tests.support.receiver import Receiver
+from tests.support.receiver import Receiver, RecordedRequest
 from tests.support.server import arun_cli, async_running_server, cli_env
 
 # The chaos, not the count, is what the test is about: 1,200 gave 26 SIGKILLs in one run on a
@@ -130,7 +134,9 @@ async def chaos(pool: WorkerPool) -> AsyncIterator[None]:
             await task
 
 
-async def _create_contacts(client: httpx.AsyncClient, headers: dict[str, str]) -> None:
+async def _create_contacts(
+    client: httpx.AsyncClient, headers: dict[str, str], count: int = EVENTS
+) -> None:
     semaphore = asyncio.Semaphore(16)
 
     async def create(i: int) -> None:
@@ -142,7 +148,7 @@ async def _create_contacts(client: httpx.AsyncClient, headers: dict[str, str]) -
             )
             assert response.status_code == 201, response.text
 
-    await asyncio.gather(*(create(i) for i in range(EVENTS)))
+    await asyncio.gather(*(create(i) for i in range(count)))
 
 
 async def _all_event_ids(client: httpx.AsyncClient, headers: dict[str, str]) -> set[str]:
@@ -225,3 +231,124 @@ async def test_sigkilled_workers_lose_no_event(
         f"{RECEIVERS} endpoints, {pool.kills} SIGKILLs, lost=0, duplicates={duplicates}"
     )
     assert pool.kills >= 3, "the workers were not killed often enough to prove anything"
+
+
+# A stop in the middle of a flow that both processes of `serve --workers 2` deliver, beside an
+# endpoint that fails every other request: a failing endpoint is what made the recorders of two
+# processes deadlock (a failure writes the webhook's health, a success heals it).
+STOP_EVENTS = 300
+STOP_ENV = {
+    **CRASH_ENV,
+    # Enough retries that an alternating endpoint's delivery never runs out of them.
+    "HOOKLINE_RETRY_SCHEDULE": ",".join(["0.2"] * 30),
+}
+
+
+def _flaky() -> list[int]:
+    return [200, 500] * (STOP_EVENTS * 40)
+
+
+def _sent_again_after_2xx(receiver: Receiver) -> dict[str, float]:
+    """Per event id sent again after the receiver answered it 2xx: when that answer came."""
+    accepted: dict[str, float] = {}
+    again: dict[str, float] = {}
+    for recorded in receiver.requests:
+        event_id = recorded.headers["webhook-id"]
+        if event_id in accepted:
+            again.setdefault(event_id, accepted[event_id])
+        elif recorded.reply.status < 300:
+            accepted[event_id] = recorded.received_at
+    return again
+
+
+def _accepted(requests: list[RecordedRequest]) -> set[str]:
+    return {r.headers["webhook-id"] for r in requests if r.reply.status < 300}
+
+
+async def _in_flight(database_url: str) -> set[tuple[str, str]]:
+    """(webhook id, event id) of every delivery leased and not recorded: the attempts a
+    stopped worker had in flight."""
+    db = Database(make_settings(database_url))
+    try:
+        async with db.read() as conn:
+            rows = await conn.execute(
+                select(deliveries.c.webhook_id, deliveries.c.event_id).where(
+                    deliveries.c.leased_by.is_not(None), deliveries.c.status == "pending"
+                )
+            )
+            return {(row.webhook_id, row.event_id) for row in rows}
+    finally:
+        await db.dispose()
+
+
+def _conflicts(logs: str) -> list[str]:
+    return [line for line in logs.splitlines() if "deadlock" in line.lower() or "conflict" in line]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("backend_name", BACKENDS)
+async def test_a_stop_sends_no_accepted_delivery_again(
+    backend_name: str, stop: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Contract, "Stopping": after SIGTERM, nothing a receiver answered 2xx to is sent again;
+    after SIGKILL, only what was in flight (leased, its outcome not stored). Two processes
+    record outcomes side by side without a deadlock."""
+    url = make_database_url(backend_name, tmp_path, request)
+    env = {**STOP_ENV, "HOOKLINE_DATABASE_URL": url, "HOOKLINE_WORKER_IN_PROCESS": "true"}
+    assert (await arun_cli("migrate", env=env)).returncode == 0
+    created = await arun_cli("accounts", "create", "stop", env=env)
+    assert created.returncode == 0, created.stderr
+    headers = {"Authorization": f"Bearer {json.loads(created.stdout)['api_key']}"}
+    logs: list[str] = []
+    async with Receiver() as steady, Receiver() as flaky, Receiver() as flakier:
+        flaky.script(_flaky())
+        flakier.script(_flaky()[1:])
+        receivers: dict[str, Receiver] = {}
+        async with (
+            async_running_server(env, args=("--workers", "2"), stop_timeout=30) as server,
+            httpx.AsyncClient(base_url=server.base_url, timeout=30) as client,
+        ):
+            for receiver in (steady, flaky, flakier):
+                response = await client.post(
+                    "/v1/webhooks",
+                    json={"url": receiver.url, "events": ["contact.created"]},
+                    headers=headers,
+                )
+                assert response.status_code == 201, response.text
+                receivers[response.json()["id"]] = receiver
+            await _create_contacts(client, headers, STOP_EVENTS)
+            await steady.wait_for(STOP_EVENTS // 3, timeout=120)
+            assert len(_accepted(flaky.requests)) < STOP_EVENTS  # stopped mid-flow
+            stopped_at = time.monotonic()
+            if stop == "SIGTERM":
+                assert await asyncio.to_thread(server.stop, 30) == 0
+            else:
+                await asyncio.to_thread(server.kill)
+            logs.append(server.logs())
+        in_flight = await _in_flight(url)
+        async with (
+            async_running_server(env, args=("--workers", "2"), stop_timeout=30) as server,
+            httpx.AsyncClient(base_url=server.base_url, timeout=30) as client,
+        ):
+            expected = await _all_event_ids(client, headers)
+            for receiver in receivers.values():
+                await receiver.wait_until(
+                    lambda requests: expected <= _accepted(requests), timeout=180
+                )
+            logs.append(server.logs())
+    again = {
+        (hook, event_id): stopped_at - accepted_at
+        for hook, receiver in receivers.items()
+        for event_id, accepted_at in _sent_again_after_2xx(receiver).items()
+    }
+    assert _conflicts("\n".join(logs)) == []
+    if stop == "SIGTERM":
+        assert in_flight == set()  # every claim finished or handed back
+        assert again == {}
+    else:
+        assert set(again) <= in_flight
+    print(
+        f"\n[{backend_name}] {stop} mid-flow: {len(in_flight)} in flight, {len(again)} sent "
+        f"again after a 2xx, the oldest answered {max(again.values(), default=0):.3f} s before"
+    )

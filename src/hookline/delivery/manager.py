@@ -55,6 +55,7 @@ from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_payload
 from hookline.storage.connector import Connection
 from hookline.storage.db import READY_CONNECTIONS, Database, fetch_all, fetch_one
+from hookline.storage.outage import is_transaction_conflict
 from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
 from hookline.storage.queries import stats as stats_queries
@@ -778,9 +779,36 @@ async def record_outcomes(
     single writer (``_store_on_sqlite``); on PostgreSQL one (``queries.RECORD_ON_POSTGRES``),
     which is the whole transaction, in autocommit, when every attempt succeeded (nothing is
     left to decide in Python: one round trip where it was six).
+
+    A batch that PostgreSQL rolls back to break a deadlock or a serialization conflict is
+    stored again at once (up to ``CONFLICT_RETRIES`` times): its outcomes were acknowledged
+    by receivers, and a batch given up would send them again.
     """
     if not records:
         return OutcomeSummary(0)
+    retries = 0
+    while True:
+        try:
+            return await _record_outcomes(db, worker_id, records, now, disable_after)
+        except Exception as exc:
+            if retries >= CONFLICT_RETRIES or not is_transaction_conflict(exc):
+                raise
+            retries += 1
+            log.warning("recording delivery outcomes met a conflict (%s); storing again", exc)
+
+
+CONFLICT_RETRIES = 5
+"""How many times ``record_outcomes`` stores a batch again after a deadlock or serialization
+failure before the error reaches the recorder (which backs off and tries again)."""
+
+
+async def _record_outcomes(
+    db: Database,
+    worker_id: str,
+    records: Sequence[AttemptRecord],
+    now: datetime,
+    disable_after: timedelta,
+) -> OutcomeSummary:
     if db.is_sqlite:
         async with db.begin() as conn:
             existing, exhausted = await _store_on_sqlite(conn, worker_id, records, now)
@@ -956,7 +984,7 @@ async def _update_webhook_health(
         by_webhook.setdefault(record.webhook_id, []).append(record)
     disabled: list[str] = []
     changes: list[dict[str, Any]] = []
-    for row in rows:
+    for row in sorted(rows, key=lambda row: row.id):
         mine = by_webhook[row.id]
         failing_since, reason = _health_after(row.failing_since, mine, now, disable_after)
         change = _circuit_after(row, mine, failing_since)

@@ -125,6 +125,9 @@ ERROR_BACKOFF_SECONDS = 1.0
 # anyway, and there and on PostgreSQL (no shared writer) the longer linger slowed drains
 # (bench/commentary.md 87).
 RECORD_BATCH = 64
+# A stopping worker's recorder keeps trying to store outcomes at least this long after the
+# sends ended, even when they took the whole grace.
+DRAIN_SECONDS = 2.0
 RECORD_LINGER_SECONDS = 0.005
 RECORD_LINGER_LIGHT_SECONDS = 0.05
 LIGHT_FRACTION = 4
@@ -218,6 +221,7 @@ class Worker:
         self._batch_full = asyncio.Event()
         self._stopping = asyncio.Event()
         self._draining = False
+        self._drain_until = math.inf
         self._loops: dict[str, asyncio.Task[None]] = {}
         self._sends: dict[str, asyncio.Task[None]] = {}
         self._busy: Counter[str] = Counter()
@@ -239,6 +243,9 @@ class Worker:
         self._held: set[str] = set()
         self._claim_memo = ClaimMemo()
         self._results: list[AttemptRecord] = []
+        self._oldest_result_at = 0.0
+        """When the oldest of ``_results`` finished (monotonic): how long an acknowledged
+        outcome waits in memory is what a crash would send again."""
         self._listening = False
         self._bodies = _LRU(BODY_CACHE_SIZE)
         self._secrets = _LRU(SECRET_CACHE_SIZE)
@@ -293,21 +300,30 @@ class Worker:
         log.info("delivery worker %s started", self.id)
 
     async def stop(self, grace: float | None = None) -> None:
-        """Stop claiming, give in-flight sends up to ``grace`` seconds (default: the total
-        timeout) to finish, record their outcomes, release whatever did not finish."""
+        """Stop claiming, give in-flight sends up to ``grace`` seconds (default
+        ``HOOKLINE_STOP_GRACE_SECONDS``) to finish, store every outcome, hand back (release)
+        whatever did not finish.
+
+        Every outcome a send came back with is stored before the leases are released: a
+        receiver's 2xx is never sent again after a stop. The recorder keeps trying until the
+        grace is over, and at least ``DRAIN_SECONDS`` after the sends ended."""
         if not self._started:
             return
         self._started = False
+        loop = asyncio.get_running_loop()
+        if grace is None:
+            grace = self.settings.stop_grace_seconds
+        deadline = loop.time() + grace
         self._stopping.set()
         self._wake.set()
         await self._join("scheduler")
-        if grace is None:
-            grace = self.settings.delivery_total_timeout + 1
-        await self._finish_sends(grace)
+        await self._finish_sends(deadline - loop.time())
         self._draining = True
+        self._drain_until = max(deadline, loop.time() + DRAIN_SECONDS)
         self._results_ready.set()
         self._batch_full.set()
         await self._join("recorder")
+        self._forget_unstored()
         await self._cancel_loops()
         await self._release_unfinished()
         if self._mails:
@@ -366,10 +382,24 @@ class Worker:
         sends = list(self._sends.values())
         if not sends:
             return
-        _, unfinished = await asyncio.wait(sends, timeout=grace)
+        _, unfinished = await asyncio.wait(sends, timeout=max(0.0, grace))
         for task in unfinished:
             task.cancel()
         await asyncio.gather(*unfinished, return_exceptions=True)
+
+    def _forget_unstored(self) -> None:
+        """Outcomes still unstored once the stop's time is up (the database would not take
+        them): their leases are kept, not released, so those deliveries are sent again only
+        when the leases expire, as after a crash."""
+        if not self._results:
+            return
+        log.warning(
+            "stopping: %d delivery outcomes could not be stored; those deliveries will be "
+            "sent again when their leases expire",
+            len(self._results),
+        )
+        self._held.difference_update(record.delivery_id for record in self._results)
+        self._results = []
 
     async def _release_unfinished(self) -> None:
         leftover = sorted(self._held)
@@ -617,6 +647,8 @@ class Worker:
                 trace = tracing.current_traceparent()
             record = self._record_for(claim, result, trace)
             self._count_outcome(record)
+            if not self._results:
+                self._oldest_result_at = time.monotonic()
             self._results.append(record)
             self._results_ready.set()
             if len(self._results) >= RECORD_BATCH:
@@ -723,16 +755,21 @@ class Worker:
     # -- recorder -----------------------------------------------------------------------------
 
     async def _record_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await self._results_ready.wait()
             if not self._draining and len(self._results) < RECORD_BATCH:
                 await _wait(self._batch_full, self._linger())
             self._results_ready.clear()
             self._batch_full.clear()
-            if self._results and not await self._flush() and self._draining:
-                # Stopping with the database unreachable: the leases will expire and the
-                # deliveries be sent again (a duplicate, never a loss).
-                return
+            if self._results and not await self._flush():
+                backoff = ERROR_BACKOFF_SECONDS
+                if self._draining:
+                    backoff = min(backoff, self._drain_until - loop.time())
+                    if backoff <= 0:
+                        return  # stopping, and the database would not take them in time
+                await asyncio.sleep(backoff)
+                self._results_ready.set()
             if self._draining and not self._results:
                 return
 
@@ -745,6 +782,7 @@ class Worker:
 
     async def _flush(self) -> bool:
         batch, self._results = self._results, []
+        since = self._oldest_result_at
         try:
             summary = await manager.record_outcomes(
                 self.db, self.id, batch, now=utcnow(), disable_after=self._disable_after
@@ -752,10 +790,9 @@ class Worker:
         except Exception as exc:
             self._record_failures.failed(exc)
             self._results = batch + self._results
-            if not self._draining:
-                await asyncio.sleep(ERROR_BACKOFF_SECONDS)
-                self._results_ready.set()
+            self._oldest_result_at = since
             return False
+        metrics.OUTCOME_UNSTORED_SECONDS.observe(time.monotonic() - since)
         self._record_failures.succeeded()
         self._held.difference_update(record.delivery_id for record in batch)
         self._stored(batch)

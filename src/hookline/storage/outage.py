@@ -57,3 +57,17 @@ def _unavailable(exc: BaseException) -> bool:
 def is_store_unavailable(exc: BaseException) -> bool:
     """Whether ``exc`` (or what caused it) says the database cannot be used right now."""
     return any(_unavailable(cause) for cause in _causes(exc))
+
+
+# PostgreSQL rolled the transaction back to break a conflict with another one: nothing it did
+# was kept, so running it again is safe and usually succeeds.
+_POSTGRES_CONFLICTS: tuple[type[BaseException], ...] = (
+    asyncpg.DeadlockDetectedError,
+    asyncpg.SerializationError,
+)
+
+
+def is_transaction_conflict(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is a deadlock or serialization failure: the
+    transaction was rolled back whole and may simply be run again."""
+    return any(isinstance(cause, _POSTGRES_CONFLICTS) for cause in _causes(exc))

@@ -12,13 +12,14 @@ outcomes and the same deliveries exhausted.
 
 from __future__ import annotations
 
+import asyncio
 import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 
 from hookline import ids
 from hookline.delivery import manager, stats
@@ -32,6 +33,7 @@ from hookline.storage.queries import deliveries as sql
 from hookline.timeutil import utcnow
 from tests.conftest import new_account
 from tests.storage.queries.scenarios import RollBack, event_row, replace_rows, webhook_row
+from tests.support.waiting import eventually
 
 SCENARIOS = 40
 WORKER = "w-recording"
@@ -332,3 +334,82 @@ async def test_the_recorders_cached_plan_locks_deliveries_by_their_key_however_y
         assert len(locked) == 1, explained
         assert "Seq Scan" not in _node_types(locked[0]), f"batch {n}: {locked[0]}"
         assert "Index Scan" in _node_types(locked[0]), f"batch {n}: {locked[0]}"
+
+
+def _retry_of(delivery: dict[str, Any], hook: dict[str, Any], now: datetime) -> AttemptRecord:
+    """A failed attempt of ``delivery``, tried again in a minute: a batch whose storing reads
+    and writes the webhook's health in its transaction after the statement."""
+    result = AttemptResult(started_at=now, duration_ms=3, status_code=500)
+    later = now + timedelta(seconds=60)
+    return AttemptRecord(str(delivery["id"]), str(hook["id"]), result, Decision("pending"), later)
+
+
+async def _waiting_for_a_lock(db: Database) -> bool:
+    async with db.read() as conn:
+        return bool(await conn.scalar(text("SELECT count(*) FROM pg_locks WHERE NOT granted")))
+
+
+async def test_a_recording_holds_its_webhooks_before_any_delivery_or_counter(
+    pg_db: Database,
+) -> None:
+    """The lock order (``storage.queries.deliveries``): webhooks, then deliveries, then the
+    counters. A recording that waits for its webhook's row holds no delivery or counter yet,
+    so whoever holds the webhook (another recorder, a PATCH) can take them. The recorder
+    took them the other way round (deliveries and counters in its statement, then the
+    webhook's health), and two workers recording a flaky endpoint's outcomes deadlocked:
+    this fails with that order."""
+    now, hook, first = await _one_leased_delivery(pg_db)
+    async with pg_db.begin() as conn:  # the counters the recording adds to
+        await stats.add_to_rollups(conn, [stats.AttemptFacts(str(hook["id"]), now, 500, 3)])
+    connector = pg_db.connector
+    assert isinstance(connector, PostgresConnector)
+    async with connector.connection() as holder:
+        holding = holder.transaction()
+        await holding.start()
+        await holder.execute("SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE", hook["id"])
+        recording = asyncio.create_task(
+            manager.record_outcomes(
+                pg_db, WORKER, [_retry_of(first, hook, now)], now=now, disable_after=timedelta(1)
+            )
+        )
+        await eventually(lambda: _waiting_for_a_lock(pg_db), what="the recording waits")
+        async with connector.connection() as other:
+            async with other.transaction():
+                free = "SELECT 1 FROM {} WHERE {} = $1 FOR UPDATE NOWAIT"
+                assert await other.fetch(free.format("deliveries", "id"), first["id"])
+                assert await other.fetch(free.format("attempt_rollups", "webhook_id"), hook["id"])
+        await holding.rollback()
+    assert (await recording).recorded == 1
+
+
+async def test_a_recording_rolled_back_to_break_a_deadlock_is_stored_again(
+    pg_db: Database,
+) -> None:
+    """A batch PostgreSQL picks as a deadlock's victim is stored again, not given up (the
+    worker would send its outcomes again): this fails without the retry."""
+    now, hook, first = await _one_leased_delivery(pg_db)
+    connector = pg_db.connector
+    assert isinstance(connector, PostgresConnector)
+    async with connector.connection() as other:
+        await other.execute("SET deadlock_timeout = '60s'")  # the recording is the victim
+        async with other.transaction():
+            await other.execute("SELECT 1 FROM deliveries WHERE id = $1 FOR UPDATE", first["id"])
+            recording = asyncio.create_task(
+                manager.record_outcomes(
+                    pg_db,
+                    WORKER,
+                    [_retry_of(first, hook, now)],
+                    now=now,
+                    disable_after=timedelta(1),
+                )
+            )
+            await eventually(lambda: _waiting_for_a_lock(pg_db), what="the recording waits")
+            # The recording holds the webhook and waits for the delivery: a cycle.
+            await other.execute("SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE", hook["id"])
+        await other.execute("RESET deadlock_timeout")
+    assert (await recording).recorded == 1
+    async with pg_db.read() as conn:
+        stored = select(delivery_attempts.c.id).where(
+            delivery_attempts.c.delivery_id == first["id"]
+        )
+        assert len((await conn.execute(stored)).all()) == 1

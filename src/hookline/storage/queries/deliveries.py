@@ -12,6 +12,12 @@ length and the drivers reuse its prepared form. Row locks are written once, for 
 SQLite's compiler drops ``FOR UPDATE``, and its single writer (``BEGIN IMMEDIATE``) already
 serializes the worker's transactions.
 
+Lock order, on PostgreSQL: a transaction that may wait for row locks takes webhook rows first
+(in id order), then delivery rows (in id order), then the rollup counters (in their key
+order), as a webhook's PATCH or DELETE does (the row, then its deliveries). The recorder holds
+its batch's webhooks before anything else for that (``RECORD_ON_POSTGRES``' ``hooks``). A
+statement that takes them another way never waits: the claims lock ``SKIP LOCKED``.
+
 The claim is the one statement written twice, side by side below: ``claim_on_postgres`` (one
 statement, ``SKIP LOCKED``) and ``claim_on_sqlite`` (the same steps as three statements, run
 inline under the single writer). Both take ``claim_params(...)`` and return the same rows;
@@ -877,6 +883,10 @@ HEAL = Query(
 # PostgreSQL: a whole batch of outcomes as ONE statement, in autocommit when nothing is left
 # for Python to decide (every attempt succeeded), else the first statement of the recorder's
 # transaction. It does what the SQLite form does in six (``manager._store_on_sqlite``):
+#   hooks    the batch's webhooks' rows, FOR NO KEY UPDATE, in id order, before any other row
+#            (the lock order, in the module's docstring): the health written after the
+#            statement, in its transaction, then never waits while holding deliveries or
+#            counters (two workers recording a flaky endpoint deadlocked so);
 #   locked   the deliveries' rows, FOR UPDATE, as they are now (a deleted one is skipped), one
 #            primary-key probe per id, in id order (below);
 #   stored   the outcomes of deliveries that still exist, and whether this worker still holds
@@ -920,6 +930,14 @@ WITH outcome AS (
             response_body, succeeded, status, next_attempt_at, second, rollup_status, latency_bin,
             n)
 ),
+hooks AS (
+    SELECT held.id
+    FROM (SELECT DISTINCT webhook_id FROM unnest(:a_webhook_id) AS wanted(webhook_id)
+        ORDER BY webhook_id LIMIT cardinality(:a_webhook_id)) AS wanted
+    CROSS JOIN LATERAL (
+        SELECT id FROM webhooks WHERE webhooks.id = wanted.webhook_id FOR NO KEY UPDATE
+    ) AS held
+),
 locked AS (
     SELECT found.id, found.leased_by, found.status
     FROM (SELECT DISTINCT delivery_id FROM unnest(:a_delivery_id) AS wanted(delivery_id)
@@ -928,6 +946,8 @@ locked AS (
         SELECT id, leased_by, status FROM deliveries WHERE deliveries.id = wanted.delivery_id
         FOR UPDATE
     ) AS found
+    -- Always true: a one-time filter, so every webhook is held before any delivery is locked.
+    WHERE (SELECT count(*) FROM hooks) >= 0
 ),
 stored AS (
     SELECT outcome.*,
