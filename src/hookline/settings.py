@@ -131,9 +131,6 @@ class Settings(BaseSettings):
     delivery_per_endpoint_concurrency: int = Field(default=8, ge=1)
     delivery_lease_seconds: float = Field(default=60.0, gt=0)
     delivery_poll_seconds: float = Field(default=1.0, gt=0)
-    # A stop (SIGTERM): how long deliveries in flight get to finish; then they are cancelled and
-    # handed back (contract, "Stopping").
-    stop_grace_seconds: float = Field(default=10.0, ge=0)
     db_pool_size: int = Field(default=10, ge=1)
     # How long a stop (SIGTERM, SIGINT) may take: answering the requests received, then the
     # delivery worker's sends in flight; what is left after it is cancelled (stopping.py).
