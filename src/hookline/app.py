@@ -30,6 +30,7 @@ from hookline.api.middleware import RequestContext
 from hookline.api.openapi import document_input_rules
 from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
+from hookline.delivery import filters
 from hookline.delivery.wakeup import make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.domain.readying import ready_for_requests
@@ -54,6 +55,7 @@ def _operation_id(route: APIRoute) -> str:
 
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
+    filters.configure(filters.Limits.from_settings(settings))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

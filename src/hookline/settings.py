@@ -124,6 +124,11 @@ class Settings(BaseSettings):
     # answers, less CPU); false sends them through the full app like every other route.
     fast_path: bool = True
     max_webhooks_per_account: int = Field(default=100, ge=1)
+    # CEL filters (docs/webhooks.md#filters): the largest estimated cost a filter may have, and
+    # what one evaluation may take in the filter process (seconds, megabytes of address space).
+    filter_cost_limit: int = Field(default=1_000_000, ge=1)
+    filter_timeout: float = Field(default=0.25, gt=0, le=10)
+    filter_memory_mb: int = Field(default=512, ge=64)
     # Delivery tuning; defaults follow the contract.
     delivery_connect_timeout: float = Field(default=5.0, gt=0)
     delivery_total_timeout: float = Field(default=15.0, gt=0)

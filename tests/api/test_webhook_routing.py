@@ -17,6 +17,7 @@ from hookline.storage.db import Database
 from hookline.storage.models import webhooks
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.api import field_errors
+from tests.support.filters import nested
 
 HOOK = {"url": "https://example.com/hooks", "events": ["contact.created"]}
 MASK = "********"
@@ -172,6 +173,24 @@ async def test_filter_compile_error_carries_the_parsers_position(
     )
     message = field_errors(response)["filter"]
     assert "1:15" in message and "mismatched input" in message
+
+
+# The filter: eight nested ranges, 10^8 iterations, minutes of the interpreter.
+COSTLY_FILTER = nested(8)
+
+
+async def test_a_filter_over_the_cost_budget_is_a_422_on_create_and_patch(
+    client: httpx.AsyncClient, auth_headers: dict[str, str]
+) -> None:
+    refused = await client.post(
+        "/v1/webhooks", json={**HOOK, "filter": COSTLY_FILTER}, headers=auth_headers
+    )
+    assert "exceeds the budget" in field_errors(refused)["filter"]
+    webhook = await create(client, auth_headers, filter='"vip" in event.data.tags')
+    response = await patch(client, auth_headers, webhook["id"], filter=COSTLY_FILTER)
+    assert "exceeds the budget" in field_errors(response)["filter"]
+    kept = await client.get(f"/v1/webhooks/{webhook['id']}", headers=auth_headers)
+    assert kept.json()["filter"] == '"vip" in event.data.tags'
 
 
 async def test_a_merge_past_twenty_headers_is_refused(

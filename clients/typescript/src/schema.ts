@@ -1243,6 +1243,11 @@ export interface components {
             attempts: number;
             /** Failed */
             failed: number;
+            /**
+             * Filter Errors
+             * @description Evaluations of the webhook's filter cut by the server's limits (time or memory) since the webhook was created, whatever the window; each counted as no match.
+             */
+            filter_errors: number;
             latency_ms: components["schemas"]["LatencyOut"];
             /**
              * Pending

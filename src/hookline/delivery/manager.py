@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -59,6 +60,7 @@ from hookline.storage.outage import is_transaction_conflict
 from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
 from hookline.storage.queries import stats as stats_queries
+from hookline.storage.queries import webhooks as webhook_queries
 from hookline.storage.queries import workers as worker_queries
 from hookline.timeutil import iso, utcnow
 
@@ -90,6 +92,7 @@ async def dispatch_events(db: Database, *, now: datetime, batch_size: int = 500)
     order. Distinct due times also keep the claim query cheap: rows due at the same instant
     must all be sorted by id before the first can be taken.
     """
+    filters.judge().wakes(db.events_committed)
     async with db.begin() as conn:
         return await _dispatch(conn, now, batch_size)
 
@@ -99,23 +102,51 @@ async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> Dispatc
     if not pending:
         return DispatchResult(0, 0)
     hooks = await _active_webhooks(conn, {row.account_id for row in pending})
-    rows = await _fanned_out(conn, pending, hooks, now)
+    fanned = await _fanned_out(conn, pending, hooks, now)
     # Written, and the events marked dispatched and numbered in commit order for the event
     # stream (see the statements' module).
-    await queries.fan_out(conn, rows, [row.id for row in pending])
-    return DispatchResult(len(pending), len(rows))
+    await queries.fan_out(conn, fanned.rows, [row.id for row in fanned.events])
+    return DispatchResult(len(fanned.events), len(fanned.rows))
+
+
+@dataclass(frozen=True, slots=True)
+class _FannedOut:
+    rows: list[dict[str, Any]]
+    """The new deliveries."""
+    events: list[Any]
+    """The events fanned out; the others wait for their filters' verdicts."""
 
 
 async def _fanned_out(
     conn: Connection, pending: Sequence[Any], hooks: Mapping[str, list[_Target]], now: datetime
-) -> list[dict[str, Any]]:
-    """The delivery rows of ``pending`` events for the active webhooks ``hooks`` (by account)."""
+) -> _FannedOut:
+    """The delivery rows of ``pending`` events for the active webhooks ``hooks`` (by account).
+
+    No filter runs here, inside the transaction: an event some filter has no verdict on yet is
+    handed to the judge (``filters.FilterJudge``, its own process) and left undispatched, and
+    so is every later event of its account, which must not overtake it; the judge wakes the
+    workers when verdicts are ready, and a later round fans the event out. Verdicts the limits
+    cut count as false and add to the webhook's ``filter_errors``."""
     bodies = await _bodies_for_filters(conn, pending, hooks)
-    return [
-        delivery_row(event, hook_id, now)
-        for event in pending
-        for hook_id in _targets(event, hooks, bodies)
-    ]
+    judge = filters.judge()
+    waiting: set[str] = set()
+    cut: Counter[str] = Counter()
+    rows: list[dict[str, Any]] = []
+    events: list[Any] = []
+    for event in pending:
+        if event.account_id in waiting or not _judged(judge, event, hooks, bodies):
+            waiting.add(event.account_id)
+            continue
+        events.append(event)
+        rows += [
+            delivery_row(event, hook_id, now) for hook_id in _targets(event, hooks, judge, cut)
+        ]
+    if cut:
+        await conn.execute_many(
+            webhook_queries.ADD_FILTER_ERRORS,
+            [{"webhook_id": hook_id, "cut": n} for hook_id, n in sorted(cut.items())],
+        )
+    return _FannedOut(rows, events)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,35 +165,87 @@ async def _active_webhooks(conn: Connection, account_ids: set[str]) -> dict[str,
 
 
 def _targets(
-    event: Any, hooks: Mapping[str, list[_Target]], bodies: Mapping[str, dict[str, Any]]
+    event: Any, hooks: Mapping[str, list[_Target]], judge: filters.FilterJudge, cut: Counter[str]
 ) -> list[str]:
     candidates = hooks.get(event.account_id, [])
     if event.target_webhook_id is not None:
         # webhook.test (or any targeted event): that webhook alone, subscribed or not, filtered
         # or not.
         return [hook.id for hook in candidates if hook.id == event.target_webhook_id]
-    return [hook.id for hook in candidates if _receives(hook, event, bodies)]
+    return [hook.id for hook in candidates if _receives(hook, event, judge, cut)]
 
 
-def _receives(hook: _Target, event: Any, bodies: Mapping[str, dict[str, Any]]) -> bool:
-    """Whether ``hook`` gets the untargeted ``event``: it subscribes to the type, the event is
-    not an alert about that very webhook (an alert goes to the account's other webhooks), and
-    its CEL filter, if any, is true for the body as delivered (``bodies``, by event id). The
-    one rule of the fan-out and of recovery (``received_by``)."""
-    return (
-        _subscribed(hook.events, event.type)
-        and hook.id != event.about_webhook_id
-        and (hook.filter is None or filters.matches(hook.filter, bodies[event.id]))
-    )
+def _filtered(event: Any, hooks: Mapping[str, list[_Target]]) -> list[_Target]:
+    """The webhooks whose filter decides whether they get ``event`` (the rest of the rule
+    passes)."""
+    if event.target_webhook_id is not None:
+        return []
+    return [
+        hook
+        for hook in hooks.get(event.account_id, [])
+        if hook.filter is not None and _wants(hook, event)
+    ]
+
+
+def _judged(
+    judge: filters.FilterJudge,
+    event: Any,
+    hooks: Mapping[str, list[_Target]],
+    bodies: Mapping[str, dict[str, Any]],
+) -> bool:
+    """Whether every filter on ``event`` has a verdict; asks the judge for those missing."""
+    missing = False
+    for hook in _filtered(event, hooks):
+        key = _verdict_key(hook, event)
+        if judge.verdict(key) is None:
+            judge.ask(event.account_id, key, bodies[event.id])
+            missing = True
+    return not missing
+
+
+def _verdict_key(hook: _Target, event: Any) -> filters.Key:
+    return (event.id, hook.id, hook.filter or "")
+
+
+def _wants(hook: _Target, event: Any) -> bool:
+    """It subscribes to the type, and the event is not an alert about that very webhook (an
+    alert goes to the account's other webhooks)."""
+    return _subscribed(hook.events, event.type) and hook.id != event.about_webhook_id
+
+
+def _receives(hook: _Target, event: Any, judge: filters.FilterJudge, cut: Counter[str]) -> bool:
+    """Whether ``hook`` gets the untargeted ``event``: ``_wants`` and its CEL filter, if any,
+    was true for the body as delivered (the judge's verdict, taken; ``_judged`` made sure
+    there is one)."""
+    if not _wants(hook, event):
+        return False
+    if hook.filter is None:
+        return True
+    key = _verdict_key(hook, event)
+    outcome = judge.verdict(key)
+    judge.forget(key)
+    if outcome is filters.Outcome.CUT:
+        cut[hook.id] += 1
+    return outcome is filters.Outcome.MATCH
 
 
 async def received_by(conn: Connection, hook: Any, candidates: Sequence[Any]) -> list[Any]:
-    """The candidate events that the fan-out's rule (``_receives``) gives to ``hook`` (a row
-    with id, account_id, events and filter); bodies are read only for a filter. Recovery
+    """The candidate events that the fan-out's rule (``_wants`` and the filter) gives to
+    ``hook`` (a row with id, account_id, events and filter); bodies are read only for a
+    filter, which the judge evaluates (awaited, off the event loop). Recovery
     (``domain.recovery``) asks it which missed events a webhook is owed."""
     target = _Target(hook.id, hook.events, hook.filter)
-    bodies = await _bodies_for_filters(conn, candidates, {hook.account_id: [target]})
-    return [event for event in candidates if _receives(target, event, bodies)]
+    wanted = [event for event in candidates if _wants(target, event)]
+    if target.filter is None:
+        return wanted
+    bodies = await _bodies_for_filters(conn, wanted, {hook.account_id: [target]})
+    judge = filters.judge()
+    return [
+        event
+        for event in wanted
+        if await judge.evaluate(hook.account_id, target.filter, bodies[event.id])
+        is filters.Outcome.MATCH
+    ]
 
 
 async def _bodies_for_filters(
@@ -545,6 +628,7 @@ async def dispatch_and_claim(
     """
     if not dispatch:
         return DispatchResult(0, 0), await claim_due(db, req)
+    filters.judge().wakes(db.events_committed)
     async with db.begin() as conn:
         if not db.is_sqlite:
             return await _dispatch_and_claim_on_postgres(conn, req, batch_size)
@@ -655,7 +739,8 @@ async def _dispatch_and_claim_on_postgres(
             hooks.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
             if row.rate_limited:
                 limited_hooks.add(row.id)
-    rows = await _fanned_out(conn, pending, hooks, req.now) if pending else []
+    fanned = await _fanned_out(conn, pending, hooks, req.now) if pending else _FannedOut([], [])
+    rows = fanned.rows
     looked = any(row.kind == queries.DISPATCH_RATE_LIMITED_DUE for row in found)
     req.memo.rate_limited_due = looked or any(row["webhook_id"] in limited_hooks for row in rows)
     if pending:
@@ -664,8 +749,8 @@ async def _dispatch_and_claim_on_postgres(
     if req.memo.rate_limited_due and req.limit > 0:
         limited = await _claim_rate_limited(conn, req)
     rest = _after(req, limited)
-    event_ids = [event.id for event in pending]
-    dispatched = DispatchResult(len(pending), len(rows))
+    event_ids = [event.id for event in fanned.events]
+    dispatched = DispatchResult(len(event_ids), len(rows))
     if rest.limit <= 0:
         if event_ids:
             await queries.number_events_on_postgres(conn, event_ids)

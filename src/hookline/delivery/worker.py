@@ -34,7 +34,7 @@ from typing import Any
 
 from hookline import ids, metrics, supervisor, tracing
 from hookline.crypto import SecretBox, resolve_secret_key
-from hookline.delivery import manager, notify
+from hookline.delivery import filters, manager, notify
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import (
     CIRCUIT_OPEN_AFTER,
@@ -197,6 +197,7 @@ class Worker:
     ) -> None:
         self.settings = settings
         self.db = db
+        filters.configure(filters.Limits.from_settings(settings))
         # PostgreSQL: how many pooled connections ``start`` readies for the worker's statements
         # (more when the API shares the pool: see app.py).
         self._ready_connections = ready_connections

@@ -132,6 +132,7 @@ async def webhook_stats(
     attempts = sum(by_status.values())
     succeeded = sum(n for status, n in by_status.items() if is_success(status))
     pending = await conn.scalar(queries.PENDING_OF_WEBHOOK, {"webhook_id": webhook_id})
+    cut = await conn.scalar(queries.FILTER_ERRORS_OF_WEBHOOK, {"webhook_id": webhook_id})
     return {
         "webhook_id": webhook_id,
         "since": iso(since),
@@ -143,6 +144,8 @@ async def webhook_stats(
         "latency_ms": _percentiles(by_latency),
         "status_codes": dict(sorted(by_status.items())),
         "pending": int(pending or 0),
+        # Not windowed: every evaluation of its filter the limits cut since it was created.
+        "filter_errors": int(cut or 0),
     }
 
 

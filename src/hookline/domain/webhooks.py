@@ -122,6 +122,7 @@ async def create_webhook(
         "disabled_reason": None,
         "failing_since": None,
         "consecutive_failures": 0,
+        "filter_errors": 0,
         "next_probe_at": None,
         "headers_enc": headers_enc,
         "header_names": header_names,

@@ -35,3 +35,7 @@ class StatsOut(BaseModel):
         description='Attempts by HTTP status, "error" for attempts without a response.'
     )
     pending: int = Field(description="Deliveries waiting now.")
+    filter_errors: int = Field(
+        description="Evaluations of the webhook's filter cut by the server's limits (time or "
+        "memory) since the webhook was created, whatever the window; each counted as no match."
+    )

@@ -278,6 +278,8 @@ webhooks = Table(
     Column("header_names", Json, nullable=True),
     # A CEL expression over the delivered body; a delivery is created only when it is true.
     Column("filter", String(1024), nullable=True),
+    # Evaluations of that filter at fan-out cut by the filter limits (delivery.filters).
+    Column("filter_errors", Integer, nullable=False, server_default=text("0")),
     # At most this many attempts start in any one-second window; NULL for no limit.
     Column("rate_limit", Integer, nullable=True),
     # The rate limit's sliding window: [[start in epoch microseconds, attempts], ...] of the

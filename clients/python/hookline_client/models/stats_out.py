@@ -20,6 +20,8 @@ class StatsOut:
     Attributes:
         attempts (int):
         failed (int):
+        filter_errors (int): Evaluations of the webhook's filter cut by the server's limits (time or memory) since the
+            webhook was created, whatever the window; each counted as no match.
         latency_ms (LatencyOut):
         pending (int): Deliveries waiting now.
         since (str):
@@ -32,6 +34,7 @@ class StatsOut:
 
     attempts: int
     failed: int
+    filter_errors: int
     latency_ms: LatencyOut
     pending: int
     since: str
@@ -46,6 +49,8 @@ class StatsOut:
         attempts = self.attempts
 
         failed = self.failed
+
+        filter_errors = self.filter_errors
 
         latency_ms = self.latency_ms.to_dict()
 
@@ -70,6 +75,7 @@ class StatsOut:
             {
                 "attempts": attempts,
                 "failed": failed,
+                "filter_errors": filter_errors,
                 "latency_ms": latency_ms,
                 "pending": pending,
                 "since": since,
@@ -92,6 +98,8 @@ class StatsOut:
         attempts = d.pop("attempts")
 
         failed = d.pop("failed")
+
+        filter_errors = d.pop("filter_errors")
 
         latency_ms = LatencyOut.from_dict(d.pop("latency_ms"))
 
@@ -117,6 +125,7 @@ class StatsOut:
         stats_out = cls(
             attempts=attempts,
             failed=failed,
+            filter_errors=filter_errors,
             latency_ms=latency_ms,
             pending=pending,
             since=since,

@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import bindparam, delete, func, select, text, union_all
 
 from hookline.storage.connector import Connection
-from hookline.storage.models import UTCDateTime, attempt_rollups, delivery_attempts
+from hookline.storage.models import UTCDateTime, attempt_rollups, delivery_attempts, webhooks
 from hookline.storage.models import deliveries as dlv
 from hookline.storage.queries.deliveries import array_params, as_arrays
 from hookline.storage.statements import Query, QueryShapes
@@ -63,6 +63,9 @@ PENDING_OF_WEBHOOK = Query(
     select(func.count())
     .select_from(dlv)
     .where(dlv.c.webhook_id == bindparam("webhook_id"), dlv.c.status == text("'pending'"))
+)
+FILTER_ERRORS_OF_WEBHOOK = Query(
+    select(webhooks.c.filter_errors).where(webhooks.c.id == bindparam("webhook_id"))
 )
 OUTCOMES_BY_BUCKET = Query(
     select(

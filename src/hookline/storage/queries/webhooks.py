@@ -3,7 +3,7 @@ are in ``storage.queries.deliveries``."""
 
 from __future__ import annotations
 
-from sqlalchemy import Update, delete, func, select, update
+from sqlalchemy import Update, bindparam, delete, func, select, update
 
 from hookline.storage.models import webhooks
 from hookline.storage.queries.common import column_values, of_account, owned, this_row
@@ -36,3 +36,10 @@ def _update(columns: frozenset[str]) -> Update:
 UPDATE = QueryShapes(_update)
 """``UPDATE.get(frozenset(columns))``: sets those columns of subscription ``b_id`` and returns
 it; one statement per set of columns."""
+
+ADD_FILTER_ERRORS = Query(
+    update(webhooks)
+    .where(webhooks.c.id == bindparam("webhook_id"))
+    .values(filter_errors=webhooks.c.filter_errors + bindparam("cut"))
+)
+"""The fan-out's evaluations of a webhook's filter that the limits cut: ``cut`` more."""
