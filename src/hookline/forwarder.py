@@ -180,10 +180,11 @@ def _fail(line: str) -> int:
 
 def _error_message(body: bytes) -> str:
     """The contract's error message of an answer, on one line."""
-    with contextlib.suppress(ValueError, TypeError, AttributeError):
+    text = body.decode(errors="replace")
+    with contextlib.suppress(ValueError, TypeError, KeyError):
         error = orjson.loads(body)["error"]
-        return f"{error['code']}: {error['message']}"
-    return " ".join(body.decode(errors="replace").split())[:200] or "no explanation"
+        text = f"{error['code']}: {error['message']}"
+    return " ".join(text.split())[:300] or "no explanation"
 
 
 def _reason(exc: BaseException) -> str:
