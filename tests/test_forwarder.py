@@ -3,7 +3,6 @@ as a subprocess in tests/test_listen.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 
 import aiohttp
@@ -24,7 +23,7 @@ async def test_a_refused_connection_is_told_in_words_without_aiohttps_ssl_defaul
             await session.get(f"http://127.0.0.1:{free_port()}/")
     assert "ssl:default" in str(caught.value)
     assert forwarder._reason(caught.value) == "Connection refused"
-    assert forwarder._reason(asyncio.TimeoutError()) == "no answer in time"
+    assert forwarder._reason(TimeoutError()) == "no answer in time"
 
 
 def test_an_error_body_is_told_on_one_line() -> None:
