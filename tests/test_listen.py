@@ -442,11 +442,11 @@ async def test_a_stream_and_listen_show_only_what_the_key_may_read(tmp_path: Pat
             await server.revoke(calls_key_id)
             code = await asyncio.to_thread(process.wait, 30)
             assert process.stderr is not None
-            lines = process.stderr.read().decode().strip().splitlines()
+            notes = process.stderr.read().decode().strip().splitlines()
         # The stream ended: one retry, refused (and nothing else, no traceback).
-        assert code == 1 and len(lines) == 2, lines
-        assert "(the server ended the stream); retrying in 0.5 s" in lines[0]
-        assert "refused the stream: 401 unauthenticated" in lines[1]
+        assert code == 1 and len(notes) == 2, notes
+        assert "(the server ended the stream); retrying in 0.5 s" in notes[0]
+        assert "refused the stream: 401 unauthenticated" in notes[1]
 
 
 async def test_a_keys_streams_are_capped_and_end_when_it_is_revoked_in_every_process(
