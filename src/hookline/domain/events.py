@@ -89,7 +89,8 @@ async def get_event(
 ) -> dict[str, Any] | None:
     """The account's event, if it is of one of ``types`` (None: of any type)."""
     params = {"id": event_id, "account_id": account_id, "types": types}
-    row = await fetch_one(conn, queries.BY_ID.get(types is not None), params)
+    query = queries.BY_ID if types is None else queries.BY_ID_OF_TYPES
+    row = await fetch_one(conn, query, params)
     return event_out(row) if row is not None else None
 
 

@@ -38,7 +38,8 @@ async def position_of(
     """The number of one of the account's streamed events, of one of ``types`` when given;
     None if unknown or not yet numbered."""
     params = {"id": event_id, "account_id": account_id, "types": types}
-    value = await conn.scalar(queries.SEQ_OF.get(types is not None), params)
+    query = queries.SEQ_OF if types is None else queries.SEQ_OF_TYPES
+    value = await conn.scalar(query, params)
     return int(value) if value is not None else None
 
 

@@ -11,17 +11,13 @@ from sqlalchemy import Select, bindparam, select
 from hookline.storage.lists import in_list
 from hookline.storage.models import events
 from hookline.storage.queries.common import newest_first, of_account, owned
-from hookline.storage.statements import QueryShapes
+from hookline.storage.statements import Query, QueryShapes
 
-
-def _by_id(with_types: bool) -> Select[Any]:
-    query = select(events).where(*owned(events))
-    return query.where(in_list(events.c.type, "types")) if with_types else query
-
-
-BY_ID = QueryShapes(_by_id)
-"""``BY_ID.get(bool)``: the account's event ``id``, and with ``True`` only if its type is in
-``types`` (a list parameter: the types the key may read)."""
+BY_ID = Query(select(events).where(*owned(events)))
+"""The account's event ``id``."""
+BY_ID_OF_TYPES = Query(select(events).where(*owned(events), in_list(events.c.type, "types")))
+"""The account's event ``id`` if its type is in ``types`` (a list parameter: the types the key
+may read)."""
 
 
 @dataclass(frozen=True, slots=True)

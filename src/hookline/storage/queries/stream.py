@@ -23,14 +23,12 @@ LATEST_SEQ_OF_ACCOUNT = Query(_highest().where(of_account(events)))
 """The highest number of the account's events; 0 when none."""
 
 
-def _seq_of(with_types: bool) -> Select[Any]:
-    query = select(events.c.stream_seq).where(*owned(events))
-    return query.where(in_list(events.c.type, "types")) if with_types else query
-
-
-SEQ_OF = QueryShapes(_seq_of)
-"""``SEQ_OF.get(bool(types))``: the number of one of the account's events (None: not numbered
-yet), with ``True`` only if its type is in ``types`` (a list parameter)."""
+SEQ_OF = Query(select(events.c.stream_seq).where(*owned(events)))
+"""The number of one of the account's events (None: not numbered yet)."""
+SEQ_OF_TYPES = Query(
+    select(events.c.stream_seq).where(*owned(events), in_list(events.c.type, "types"))
+)
+"""``SEQ_OF``, if the event's type is in ``types`` (a list parameter)."""
 
 
 def _after(with_types: bool) -> Select[Any]:
