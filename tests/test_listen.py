@@ -13,15 +13,17 @@ import signal
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 from standardwebhooks import Webhook
 
+from tests.api.test_calls import CALL
 from tests.conftest import TEST_SECRET_KEY
 from tests.support.receiver import Receiver
-from tests.support.server import CLI, arun_cli, async_running_server, cli_env
+from tests.support.server import CLI, arun_cli, async_running_server, cli_env, free_port
 from tests.support.waiting import eventually
 
 
@@ -77,17 +79,57 @@ ENV = {
 }
 
 
+@dataclass(frozen=True)
+class Live:
+    """A running server and its account."""
+
+    base_url: str
+    port: int
+    key: str
+    pid: int
+    account_id: str
+    env: dict[str, str]
+
+    async def new_key(self, *scopes: str) -> tuple[str, str]:
+        """Another key of the account, with ``scopes``: (key, its id)."""
+        created = await arun_cli(
+            "keys",
+            "create",
+            "--account",
+            self.account_id,
+            "--scopes",
+            ",".join(scopes),
+            env=self.env,
+        )
+        assert created.returncode == 0, created.stderr
+        record = json.loads(created.stdout)
+        return record["api_key"], record["id"]
+
+    async def revoke(self, key_id: str) -> None:
+        revoked = await arun_cli(
+            "keys", "revoke", key_id, "--account", self.account_id, env=self.env
+        )
+        assert revoked.returncode == 0, revoked.stderr
+
+
 @asynccontextmanager
-async def live(tmp_path: Path, **settings: str) -> AsyncIterator[tuple[str, str, str, int]]:
-    """A server on a fresh SQLite file (``settings`` over ENV): (base url, port, API key, pid)."""
+async def live(tmp_path: Path, *args: str, **settings: str) -> AsyncIterator[Live]:
+    """A server (``serve *args``) on a fresh SQLite file, ``settings`` over ENV."""
     env = {**ENV, **settings, "HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path / 'hookline.db'}"}
     migrated = await arun_cli("migrate", env=env)
     assert migrated.returncode == 0, migrated.stderr
     created = await arun_cli("accounts", "create", "listen", env=env)
     assert created.returncode == 0, created.stderr
-    key = json.loads(created.stdout)["api_key"]
-    async with async_running_server(env) as server:
-        yield server.base_url, str(server.port), key, server.process.pid
+    account = json.loads(created.stdout)
+    async with async_running_server(env, args=args) as server:
+        yield Live(
+            server.base_url,
+            server.port,
+            account["api_key"],
+            server.process.pid,
+            account["account_id"],
+            env,
+        )
 
 
 async def _contacts(client: httpx.AsyncClient, key: str, n: int, tag: str) -> list[str]:
@@ -110,8 +152,18 @@ async def _event_ids(client: httpx.AsyncClient, key: str) -> set[str]:
     return {event["id"] for event in response.json()}
 
 
-def _start_listen(forward_to: str, api_url: str, key: str) -> subprocess.Popen[bytes]:
-    command = [*CLI, "listen", "--forward-to", forward_to, "--api-url", api_url, "--key", key]
+def _start_listen(forward_to: str, api_url: str, key: str, *more: str) -> subprocess.Popen[bytes]:
+    command = [
+        *CLI,
+        "listen",
+        "--forward-to",
+        forward_to,
+        "--api-url",
+        api_url,
+        "--key",
+        key,
+        *more,
+    ]
     return subprocess.Popen(
         command,
         env=cli_env({}),
@@ -122,8 +174,9 @@ def _start_listen(forward_to: str, api_url: str, key: str) -> subprocess.Popen[b
 
 
 async def test_listen_forwards_every_event_once_across_a_cut_connection(tmp_path: Path) -> None:
-    async with live(tmp_path) as (base_url, port, key, _pid), Receiver() as receiver:
-        proxy = Proxy(int(port))
+    async with live(tmp_path) as server, Receiver() as receiver:
+        base_url, key = server.base_url, server.key
+        proxy = Proxy(server.port)
         await proxy.start()
         # As a context manager, which closes its pipes once it has exited.
         with _start_listen(receiver.url, f"http://127.0.0.1:{proxy.port}", key) as process:
@@ -189,7 +242,8 @@ async def _read_messages(lines: AsyncIterator[str], count: int) -> list[dict[str
 
 
 async def test_stream_resumes_in_order_filters_and_beats(tmp_path: Path) -> None:
-    async with live(tmp_path) as (base_url, _port, key, _pid):
+    async with live(tmp_path) as server:
+        base_url, key = server.base_url, server.key
         auth = {"Authorization": f"Bearer {key}"}
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
             contacts = await _contacts(client, key, 3, "s")
@@ -287,21 +341,25 @@ async def test_hundreds_of_idle_streams_cost_little(tmp_path: Path) -> None:
     idle = {
         "HOOKLINE_STREAM_POLL_SECONDS": "0.25",
         "HOOKLINE_STREAM_HEARTBEAT_SECONDS": str(IDLE_HEARTBEAT_SECONDS),
+        "HOOKLINE_STREAMS_PER_KEY": str(IDLE_STREAMS + 1),
     }
-    async with live(tmp_path, **idle) as (base_url, _port, key, pid):
+    async with live(tmp_path, **idle) as server:
+        base_url, key, pid = server.base_url, server.key, server.pid
         auth = {"Authorization": f"Bearer {key}"}
         limits = httpx.Limits(max_connections=IDLE_STREAMS + 1)
         async with (
             httpx.AsyncClient(base_url=base_url, timeout=60, limits=limits) as client,
             AsyncExitStack() as streams,
         ):
+            kept: list[AsyncIterator[str]] = []  # a dropped line iterator closes its stream
 
             async def open_stream() -> None:
                 response = await streams.enter_async_context(
                     client.stream("GET", "/v1/events/stream", headers=auth)
                 )
                 assert response.status_code == 200
-                assert await anext(response.aiter_lines()) == ": connected"
+                kept.append(response.aiter_lines())
+                assert await anext(kept[-1]) == ": connected"
 
             await open_stream()  # the first stream starts the process's poller
             memory_before, _ = _usage(pid)
@@ -319,3 +377,167 @@ async def test_hundreds_of_idle_streams_cost_little(tmp_path: Path) -> None:
     )
     assert per_stream_kib < 100
     assert extra_cpu_share < 0.02  # 200 idle streams add under 2% of one core
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A stream the test opened: its response and the one iterator over its lines."""
+
+    response: httpx.Response
+    lines: AsyncIterator[str]
+
+
+def _bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+async def _stop_with_one_line(process: subprocess.Popen[bytes], within: float) -> str:
+    """Wait for ``process`` to exit 1 and return the one line it wrote on stderr."""
+    code = await asyncio.to_thread(process.wait, within)
+    assert process.stderr is not None
+    lines = process.stderr.read().decode().strip().splitlines()
+    assert code == 1 and len(lines) == 1, (code, lines)
+    return lines[0]
+
+
+async def test_a_stream_and_listen_show_only_what_the_key_may_read(tmp_path: Path) -> None:
+    async with live(tmp_path) as server, Receiver() as receiver:
+        calls_key, calls_key_id = await server.new_key("calls:read", "contacts:write")
+        writer, _ = await server.new_key("contacts:write", "calls:write")
+        async with httpx.AsyncClient(base_url=server.base_url, timeout=30) as client:
+            refused = await client.get(
+                "/v1/events/stream",
+                params={"types": "call.started,contact.created"},
+                headers=_bearer(calls_key),
+            )
+            assert refused.status_code == 403, refused.text
+            assert "'contacts:read'" in refused.json()["error"]["message"]
+            no_read_scope = await client.get("/v1/events/stream", headers=_bearer(writer))
+            assert no_read_scope.status_code == 403
+            async with client.stream(
+                "GET", "/v1/events/stream", headers=_bearer(calls_key)
+            ) as response:
+                lines = response.aiter_lines()
+                assert await anext(lines) == ": connected"
+                await _contacts(client, server.key, 2, "hidden")
+                call = await client.post("/v1/calls", json=CALL, headers=_bearer(server.key))
+                got = await _read_messages(lines, 1)
+        # In commit order the contacts' events came first: the first shown is the call's.
+        [shown] = [m for m in got if "id" in m]
+        assert shown["event"] == "call.started"
+        assert json.loads(shown["data"])["data"]["id"] == call.json()["id"]
+
+        with _start_listen(
+            receiver.url, server.base_url, calls_key, "--events", "contact.created"
+        ) as process:
+            line = await _stop_with_one_line(process, 30)
+            assert process.stdout is not None and process.stdout.read() == b""
+        assert "403 forbidden" in line and "'contacts:read'" in line and "{" not in line
+
+        with _start_listen(receiver.url, server.base_url, calls_key) as process:
+            assert process.stdout is not None
+            await asyncio.to_thread(process.stdout.readline)  # the secret
+            forwarding = await asyncio.to_thread(process.stdout.readline)
+            assert forwarding.startswith(b"Forwarding events")
+            await server.revoke(calls_key_id)
+            code = await asyncio.to_thread(process.wait, 30)
+            assert process.stderr is not None
+            notes = process.stderr.read().decode().strip().splitlines()
+        # The stream ended: one retry, refused (and nothing else, no traceback).
+        assert code == 1 and len(notes) == 2, notes
+        assert "(the server ended the stream); retrying in 0.5 s" in notes[0]
+        assert "refused the stream: 401 unauthenticated" in notes[1]
+
+
+async def test_a_keys_streams_are_capped_and_end_when_it_is_revoked_in_every_process(
+    tmp_path: Path,
+) -> None:
+    async with (
+        live(tmp_path, "--workers", "2", HOOKLINE_STREAMS_PER_KEY="3") as server,
+        httpx.AsyncClient(base_url=server.base_url, timeout=30) as client,
+        AsyncExitStack() as streams,
+    ):
+        key, key_id = await server.new_key("contacts:read")
+
+        async def open_stream(with_key: str = key) -> Opened:
+            response = await streams.enter_async_context(
+                client.stream("GET", "/v1/events/stream", headers=_bearer(with_key))
+            )
+            # One line iterator per stream: a dropped one closes its response.
+            lines = response.aiter_lines()
+            if response.status_code == 200:
+                assert await anext(lines) == ": connected"
+            return Opened(response, lines)
+
+        held = [await open_stream() for _ in range(3)]
+        assert all(opened.response.status_code == 200 for opened in held)
+        over = (await open_stream()).response
+        await over.aread()
+        assert over.status_code == 429 and over.json()["error"]["code"] == "rate_limited"
+        assert int(over.headers["retry-after"]) >= 1
+        assert (await open_stream(server.key)).response.status_code == 200  # its own cap
+        await held.pop().response.aclose()  # a closed stream frees its place
+        held.append(
+            await eventually(
+                open_stream, lambda o: o.response.status_code == 200, what="a freed place"
+            )
+        )
+
+        await server.revoke(key_id)
+        revoked = asyncio.get_running_loop().time()
+
+        async def ended(opened: Opened) -> float:
+            async for line in opened.lines:
+                assert not line.startswith("id:"), line
+            return asyncio.get_running_loop().time() - revoked
+
+        async with asyncio.timeout(5):
+            waited = await asyncio.gather(*(ended(opened) for opened in held))
+        print(f"revoked key's streams ended after {max(waited):.2f} s")
+        assert (await open_stream()).response.status_code == 401
+
+
+async def test_listen_backs_off_names_the_url_and_stops_on_sigint_while_waiting(
+    tmp_path: Path,
+) -> None:
+    async with live(tmp_path) as server, Receiver() as receiver:
+        proxy = Proxy(server.port)
+        await proxy.start()
+        stream_url = f"http://127.0.0.1:{proxy.port}/v1/events/stream"
+        with _start_listen(receiver.url, f"http://127.0.0.1:{proxy.port}", server.key) as process:
+            try:
+                await eventually(lambda: _async(proxy.downstream), lambda d: b": connected" in d)
+                await proxy.cut()  # and it stays cut: every retry fails
+                assert process.stderr is not None
+                retries = [await asyncio.to_thread(process.stderr.readline) for _ in range(3)]
+                process.send_signal(signal.SIGINT)  # during the third wait (2 s)
+                code = await asyncio.to_thread(process.wait, 10)
+            finally:
+                process.kill()
+        assert code == 0
+        notes = [line.decode() for line in retries]
+        assert all(f"connection to {stream_url} lost (" in note for note in notes), notes
+        assert [note.rsplit("retrying in ", 1)[1].strip() for note in notes] == [
+            "0.5 s",
+            "1 s",
+            "2 s",
+        ]
+        assert "Connection refused" in notes[-1] and "ssl:default" not in "".join(notes)
+
+
+async def test_listen_stops_with_one_line_on_a_wrong_key_or_an_unreachable_api(
+    tmp_path: Path,
+) -> None:
+    async with live(tmp_path) as server:
+        mistyped = server.key[:-1] + ("a" if server.key[-1] != "a" else "b")
+        with _start_listen("http://127.0.0.1:9/hooks", server.base_url, mistyped) as process:
+            line = await _stop_with_one_line(process, 30)
+            assert process.stdout is not None and process.stdout.read() == b""
+        assert line.startswith("hookline: the API at ") and "401 unauthenticated" in line
+        assert "checksum" in line and "{" not in line
+    port = free_port()
+    with _start_listen("http://127.0.0.1:9/hooks", f"http://127.0.0.1:{port}", mistyped) as process:
+        line = await _stop_with_one_line(process, 30)
+        assert process.stdout is not None and process.stdout.read() == b""
+    assert f"http://127.0.0.1:{port}/v1/events/stream: Connection refused" in line
+    assert "ssl:default" not in line

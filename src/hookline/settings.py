@@ -144,6 +144,8 @@ class Settings(BaseSettings):
     # streams), and the longest silence before a comment line.
     stream_poll_seconds: float = Field(default=0.25, gt=0)
     stream_heartbeat_seconds: float = Field(default=15.0, gt=0, le=15.0)
+    # The most GET /v1/events/stream a key holds open at once, across every process.
+    streams_per_key: int = Field(default=5, ge=1)
     # Mail (invitations, password resets, alerts): without both, mails go to the log (mail.py).
     # A secret: it may carry the SMTP password (SecretStr keeps it out of reprs and logs).
     smtp_url: SecretStr | None = None

@@ -162,7 +162,7 @@ export interface paths {
         };
         /**
          * List the account's events of the last 30 days, newest first
-         * @description Requires the `contacts:read` scope: events carry contact objects (and call objects, which name contacts), so reading them is reading contacts.
+         * @description Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified` and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`. Requires at least one of the three.
          */
         get: operations["list_events"];
         put?: never;
@@ -182,7 +182,7 @@ export interface paths {
         };
         /**
          * Stream the account's events as Server-Sent Events
-         * @description Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed after that one, in commit order, nothing skipped. A comment line at least every 15 s. Requires `contacts:read`.
+         * @description Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds at most `HOOKLINE_STREAMS_PER_KEY` streams at once (429 past it); revoking the key ends them.
          */
         get: operations["stream_events"];
         put?: never;
@@ -202,7 +202,7 @@ export interface paths {
         };
         /**
          * Get an event
-         * @description Requires the `contacts:read` scope: events carry contact objects (and call objects, which name contacts), so reading them is reading contacts.
+         * @description Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified` and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`. Requires at least one of the three.
          */
         get: operations["get_event"];
         put?: never;

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 
-from hookline.api.deps import DB, ContactsRead
+from hookline.api.deps import DB, authenticate
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import (
     CursorQuery,
@@ -19,16 +20,45 @@ from hookline.api.pagination import (
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
 from hookline.domain import events as domain
-from hookline.errors import NotFound, ValidationFailed
+from hookline.domain.keys import AuthContext
+from hookline.errors import Forbidden, NotFound, ValidationFailed
 from hookline.schemas.events import EventOut
 
 router = APIRouter(prefix="/v1/events", tags=["events"], route_class=DirectRoute)
 
 KNOWN_TYPES = [*domain.EVENT_TYPES, domain.TEST_EVENT_TYPE]
 SCOPE_NOTE = (
-    "Requires the `contacts:read` scope: events carry contact objects (and call objects, which "
-    "name contacts), so reading them is reading contacts."
+    "Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, "
+    "`lead.qualified` and `appointment.booked` with `calls:read`; `webhook.*` and "
+    "`delivery.*` with `webhooks:read`. Requires at least one of the three."
 )
+
+
+async def require_event_reader(request: Request) -> AuthContext:
+    """The key, if it holds at least one of the scopes that read events."""
+    context = await authenticate(request)
+    if not any(scope in context.scopes for scope in domain.READ_SCOPES):
+        raise Forbidden(
+            "This API key can read no events: it needs "
+            f"{', '.join(domain.READ_SCOPES[:-1])} or {domain.READ_SCOPES[-1]}."
+        )
+    return context
+
+
+EventsRead = Annotated[AuthContext, Depends(require_event_reader)]
+
+
+def readable(auth: AuthContext, wanted: Sequence[str] | None) -> Sequence[str] | None:
+    """The types to show: ``wanted`` when given, each of which the key must be able to read
+    (else a 403 naming the scope it lacks); otherwise every type the key reads (None: all)."""
+    allowed = domain.readable_types(auth.scopes)
+    if not wanted:
+        return allowed
+    for event_type in wanted:
+        if allowed is not None and event_type not in allowed:
+            scope = domain.read_scope(event_type)
+            raise Forbidden(f"This API key lacks the '{scope}' scope to read {event_type} events.")
+    return wanted
 
 
 def _all_fields(event: dict[str, Any]) -> dict[str, Any]:
@@ -52,7 +82,7 @@ def _type_filter(value: str | None) -> str | None:
 )
 async def list_events(
     request: Request,
-    auth: ContactsRead,
+    auth: EventsRead,
     db: DB,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
@@ -63,6 +93,7 @@ async def list_events(
     ] = None,
 ) -> JSONResponse:
     event_type = _type_filter(type)
+    types = readable(auth, [event_type] if event_type else None)
     async with db.read() as conn:
         rows = await domain.list_events(
             conn,
@@ -71,6 +102,7 @@ async def list_events(
             before_id=decode_cursor(cursor),
             offset=skipped(cursor, offset),
             event_type=event_type,
+            types=types,
         )
     return page(request, rows, limit, _all_fields)
 
@@ -82,9 +114,11 @@ async def list_events(
     summary="Get an event",
     description=SCOPE_NOTE,
 )
-async def get_event(event_id: str, auth: ContactsRead, db: DB) -> JSONResponse:
+async def get_event(event_id: str, auth: EventsRead, db: DB) -> JSONResponse:
+    # An event the key may not read is a 404, as an unknown one: its existence is not told.
+    types = domain.readable_types(auth.scopes)
     async with db.read() as conn:
-        event = await domain.get_event(conn, auth.account_id, event_id)
+        event = await domain.get_event(conn, auth.account_id, event_id, types)
     if event is None:
         raise NotFound(f"No event with id {event_id}.")
     return JSONResponse(_all_fields(event))

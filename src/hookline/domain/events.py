@@ -6,6 +6,7 @@ to the network, so a crash at any point either keeps both the change and its eve
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -28,7 +29,47 @@ EVENT_TYPES = (
 )
 TEST_EVENT_TYPE = "webhook.test"
 VISIBLE_DAYS = 30
-__all__ = ["EVENT_TYPES", "event_out", "event_row", "get_event", "list_events", "record_event"]
+__all__ = [
+    "EVENT_TYPES",
+    "READ_SCOPES",
+    "event_out",
+    "event_row",
+    "get_event",
+    "list_events",
+    "read_scope",
+    "readable_types",
+    "record_event",
+]
+
+# An event is read with the read scope of the resource it is about (contract: "Who may read
+# which event"); write scopes grant no reading.
+READ_SCOPES = ("contacts:read", "calls:read", "webhooks:read")
+_CALL_TYPES = ("lead.qualified", "appointment.booked", "call.analyzed")
+
+
+def read_scope(event_type: str) -> str:
+    """The scope a key needs to read events of ``event_type``."""
+    if event_type.startswith("contact."):
+        return "contacts:read"
+    if event_type.startswith("call.") or event_type in _CALL_TYPES:
+        return "calls:read"
+    if event_type.startswith(("webhook.", "delivery.")):
+        return "webhooks:read"
+    raise ValueError(f"no read scope is defined for event type {event_type}")
+
+
+_READABLE = {
+    scope: tuple(t for t in (*EVENT_TYPES, TEST_EVENT_TYPE) if read_scope(t) == scope)
+    for scope in READ_SCOPES
+}
+
+
+def readable_types(scopes: Collection[str]) -> tuple[str, ...] | None:
+    """The event types a key with ``scopes`` may read; None when it may read every type (no
+    filter needed)."""
+    if all(scope in scopes for scope in READ_SCOPES):
+        return None
+    return tuple(t for scope in READ_SCOPES if scope in scopes for t in _READABLE[scope])
 
 
 def event_out(row: Any) -> dict[str, Any]:
@@ -43,8 +84,13 @@ def event_out(row: Any) -> dict[str, Any]:
     return out
 
 
-async def get_event(conn: Connection, account_id: str, event_id: str) -> dict[str, Any] | None:
-    row = await fetch_one(conn, queries.BY_ID, {"id": event_id, "account_id": account_id})
+async def get_event(
+    conn: Connection, account_id: str, event_id: str, types: Sequence[str] | None = None
+) -> dict[str, Any] | None:
+    """The account's event, if it is of one of ``types`` (None: of any type)."""
+    params = {"id": event_id, "account_id": account_id, "types": types}
+    query = queries.BY_ID if types is None else queries.BY_ID_OF_TYPES
+    row = await fetch_one(conn, query, params)
     return event_out(row) if row is not None else None
 
 
@@ -56,14 +102,20 @@ async def list_events(
     before_id: str | None = None,
     event_type: str | None = None,
     offset: int | None = None,
+    types: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """Newest first, the last ``VISIBLE_DAYS`` days; ask ``limit + 1`` to see a next page."""
-    shape = queries.ListShape(before_id is not None, event_type is not None, bool(offset))
+    """Newest first, the last ``VISIBLE_DAYS`` days, of ``types`` only when given (a key's
+    readable types: filtered in the query, so a page is never short); ask ``limit + 1`` to see
+    a next page."""
+    shape = queries.ListShape(
+        before_id is not None, event_type is not None, bool(offset), types is not None
+    )
     params = {
         "account_id": account_id,
         "since": utcnow() - timedelta(days=VISIBLE_DAYS),
         "before_id": before_id,
         "type": event_type,
+        "types": types,
         "limit": limit,
         "offset": offset,
     }

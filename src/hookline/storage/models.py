@@ -434,6 +434,20 @@ idempotency_keys = Table(
     Index(None, "created_at"),
 )
 
+# One row per open GET /v1/events/stream: a key's streams are counted here, whichever process
+# serves them. A live stream's process pushes expires_at forward; a dead process's rows expire.
+event_streams = Table(
+    "event_streams",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    Column("key_id", String(64), ForeignKey("api_keys.id", ondelete="CASCADE"), nullable=False),
+    Column("opened_at", UTCDateTime(), nullable=False),
+    Column("expires_at", UTCDateTime(), nullable=False),
+    Index(None, "key_id"),
+    Index(None, "expires_at"),
+)
+
 workers = Table(
     "workers",
     metadata,

@@ -8,28 +8,36 @@ from typing import Any
 
 from sqlalchemy import Select, bindparam, select
 
+from hookline.storage.lists import in_list
 from hookline.storage.models import events
 from hookline.storage.queries.common import newest_first, of_account, owned
 from hookline.storage.statements import Query, QueryShapes
 
 BY_ID = Query(select(events).where(*owned(events)))
+"""The account's event ``id``."""
+BY_ID_OF_TYPES = Query(select(events).where(*owned(events), in_list(events.c.type, "types")))
+"""The account's event ``id`` if its type is in ``types`` (a list parameter: the types the key
+may read)."""
 
 
 @dataclass(frozen=True, slots=True)
 class ListShape:
     """Which parts an events list query has. Parameters: ``account_id``, ``since`` (the oldest
     ``created_at`` shown), ``limit`` and, with their parts, ``before_id``, ``type``,
-    ``offset``."""
+    ``offset``, ``types`` (a list parameter: the types the key may read)."""
 
     before_id: bool
     type: bool
     offset: bool
+    types: bool = False
 
 
 def _list(shape: ListShape) -> Select[Any]:
     clauses = [of_account(events), events.c.created_at >= bindparam("since")]
     if shape.type:
         clauses.append(events.c.type == bindparam("type"))
+    if shape.types:
+        clauses.append(in_list(events.c.type, "types"))
     return newest_first(events, clauses, before_id=shape.before_id, offset=shape.offset)
 
 

@@ -87,8 +87,9 @@ def sync_detailed(
 ) -> Response[ErrorOut | EventOut]:
     """Get an event
 
-     Requires the `contacts:read` scope: events carry contact objects (and call objects, which name
-    contacts), so reading them is reading contacts.
+     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+    and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
+    Requires at least one of the three.
 
     Args:
         event_id (str):
@@ -119,8 +120,9 @@ def sync(
 ) -> ErrorOut | EventOut | None:
     """Get an event
 
-     Requires the `contacts:read` scope: events carry contact objects (and call objects, which name
-    contacts), so reading them is reading contacts.
+     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+    and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
+    Requires at least one of the three.
 
     Args:
         event_id (str):
@@ -146,8 +148,9 @@ async def asyncio_detailed(
 ) -> Response[ErrorOut | EventOut]:
     """Get an event
 
-     Requires the `contacts:read` scope: events carry contact objects (and call objects, which name
-    contacts), so reading them is reading contacts.
+     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+    and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
+    Requires at least one of the three.
 
     Args:
         event_id (str):
@@ -176,8 +179,9 @@ async def asyncio(
 ) -> ErrorOut | EventOut | None:
     """Get an event
 
-     Requires the `contacts:read` scope: events carry contact objects (and call objects, which name
-    contacts), so reading them is reading contacts.
+     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+    and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
+    Requires at least one of the three.
 
     Args:
         event_id (str):

@@ -119,8 +119,9 @@ def sync_detailed(
 ) -> Response[ErrorOut | list[EventOut]]:
     """List the account's events of the last 30 days, newest first
 
-     Requires the `contacts:read` scope: events carry contact objects (and call objects, which name
-    contacts), so reading them is reading contacts.
+     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+    and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
+    Requires at least one of the three.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.
@@ -161,8 +162,9 @@ def sync(
 ) -> ErrorOut | list[EventOut] | None:
     """List the account's events of the last 30 days, newest first
 
-     Requires the `contacts:read` scope: events carry contact objects (and call objects, which name
-    contacts), so reading them is reading contacts.
+     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+    and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
+    Requires at least one of the three.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.
@@ -198,8 +200,9 @@ async def asyncio_detailed(
 ) -> Response[ErrorOut | list[EventOut]]:
     """List the account's events of the last 30 days, newest first
 
-     Requires the `contacts:read` scope: events carry contact objects (and call objects, which name
-    contacts), so reading them is reading contacts.
+     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+    and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
+    Requires at least one of the three.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.
@@ -238,8 +241,9 @@ async def asyncio(
 ) -> ErrorOut | list[EventOut] | None:
     """List the account's events of the last 30 days, newest first
 
-     Requires the `contacts:read` scope: events carry contact objects (and call objects, which name
-    contacts), so reading them is reading contacts.
+     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+    and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
+    Requires at least one of the three.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.

@@ -112,8 +112,9 @@ def sync_detailed(
 
      Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
     carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed
-    after that one, in commit order, nothing skipped. A comment line at least every 15 s. Requires
-    `contacts:read`.
+    after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the
+    events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds
+    at most `HOOKLINE_STREAMS_PER_KEY` streams at once (429 past it); revoking the key ends them.
 
     Args:
         after (None | str | Unset): Resume after this event.
@@ -152,8 +153,9 @@ def sync(
 
      Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
     carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed
-    after that one, in commit order, nothing skipped. A comment line at least every 15 s. Requires
-    `contacts:read`.
+    after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the
+    events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds
+    at most `HOOKLINE_STREAMS_PER_KEY` streams at once (429 past it); revoking the key ends them.
 
     Args:
         after (None | str | Unset): Resume after this event.
@@ -187,8 +189,9 @@ async def asyncio_detailed(
 
      Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
     carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed
-    after that one, in commit order, nothing skipped. A comment line at least every 15 s. Requires
-    `contacts:read`.
+    after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the
+    events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds
+    at most `HOOKLINE_STREAMS_PER_KEY` streams at once (429 past it); revoking the key ends them.
 
     Args:
         after (None | str | Unset): Resume after this event.
@@ -225,8 +228,9 @@ async def asyncio(
 
      Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
     carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed
-    after that one, in commit order, nothing skipped. A comment line at least every 15 s. Requires
-    `contacts:read`.
+    after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the
+    events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds
+    at most `HOOKLINE_STREAMS_PER_KEY` streams at once (429 past it); revoking the key ends them.
 
     Args:
         after (None | str | Unset): Resume after this event.
