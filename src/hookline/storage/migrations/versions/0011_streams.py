@@ -1,7 +1,7 @@
 """``event_streams``: the open event streams of each key, counted across processes.
 
-Revision ID: 0009_streams
-Revises: 0008_lease_room
+Revision ID: 0011_streams
+Revises: 0010_cel
 Create Date: 2026-12-08 00:00:00
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009_streams"
-down_revision = "0008_lease_room"
+revision = "0011_streams"
+down_revision = "0010_cel"
 branch_labels = None
 depends_on = None
 
