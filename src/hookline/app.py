@@ -33,7 +33,7 @@ from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery.wakeup import make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.domain.readying import ready_for_requests
-from hookline.limits.idempotency import IdempotencyStore
+from hookline.guards.idempotency import IdempotencyStore
 from hookline.limits.stack import add_request_guards, add_response_observers
 from hookline.settings import Settings
 from hookline.storage.db import READY_CONNECTIONS, Database

@@ -242,7 +242,7 @@ def _serve_in_processes(settings: Settings, listener: socket.socket, workers: in
 
 def _supervise(settings: Settings, listener: socket.socket, workers: int) -> int:
     from hookline.crypto import resolve_secret_key
-    from hookline.limits.ratelimit import share_windows_across_processes
+    from hookline.guards.ratelimit import share_windows_across_processes
     from hookline.logs import configure_logging
 
     asyncio.run(_migrate_for_serve(settings))

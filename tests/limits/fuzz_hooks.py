@@ -14,7 +14,7 @@ from typing import Any
 import schemathesis
 
 from hookline.domain.validation import NOT_BLANK_PATTERN
-from hookline.limits.idempotency import MAX_KEY_LENGTH
+from hookline.guards.idempotency import MAX_KEY_LENGTH
 
 _NOT_BLANK = re.compile(NOT_BLANK_PATTERN)
 

@@ -13,7 +13,7 @@ from hookline.background import spawn
 from hookline.domain import keys
 from hookline.domain.keys import AuthContext
 from hookline.errors import Forbidden, Unauthenticated, UnsupportedMediaType
-from hookline.limits.ratelimit import enforce_rate_limit
+from hookline.guards.ratelimit import enforce_rate_limit
 from hookline.settings import Settings
 from hookline.storage.db import Database
 from hookline.timeutil import utcnow

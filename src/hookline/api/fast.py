@@ -69,8 +69,8 @@ from hookline.caches import remember
 from hookline.domain import keys
 from hookline.domain.keys import AuthContext
 from hookline.errors import ApiError, Unauthenticated
+from hookline.guards.ratelimit import RateLimiter, RateLimitState, key_identity, over_budget
 from hookline.limits.http import MAX_HEAD_BYTES, head_bytes
-from hookline.limits.ratelimit import RateLimiter, RateLimitState, key_identity, over_budget
 from hookline.metrics import observe_request
 from hookline.schemas.contacts import ContactCreate, ContactUpdate
 from hookline.storage.db import Database

@@ -23,7 +23,7 @@ builds a plan once, at start-up, and each request just runs it:
 4. the endpoint, which must return a ``Response``.
 
 Every POST endpoint is wrapped in the ``Idempotency-Key`` guard
-(``limits.idempotency.guard``), whichever handler runs it: the guard runs after the dependencies, so
+(``guards.idempotency.guard``), whichever handler runs it: the guard runs after the dependencies, so
 a replay is authorised like a fresh request, and inside the request's transaction.
 
 FastAPI internals this relies on, in this module only: the ``Dependant`` FastAPI builds for a
@@ -67,7 +67,7 @@ from starlette.responses import Response
 from hookline import ids
 from hookline.domain.validation import control_character_in
 from hookline.errors import NotFound, ValidationFailed
-from hookline.limits import idempotency
+from hookline.guards import idempotency
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 _Dependency = Callable[[Request], Awaitable[Any]]

@@ -9,7 +9,7 @@ Outermost first, the stack is::
                            (api.body, added by app.py: HTTP-layer middleware)
     (FastAPI: routes; authenticate() charges the per-key budget; Idempotency-Key on POST /v1/...
     is a guard around each endpoint, inside its authorisation and its transaction:
-    limits.idempotency, applied by api.routing.DirectRoute)
+    guards.idempotency, applied by api.routing.DirectRoute)
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 from fastapi import FastAPI
 
 from hookline import metrics
-from hookline.limits.idempotency import MAX_KEY_LENGTH
-from hookline.limits.ratelimit import RateLimiter, RateLimitMiddleware
+from hookline.guards.idempotency import MAX_KEY_LENGTH
+from hookline.guards.ratelimit import RateLimiter, RateLimitMiddleware
 from hookline.settings import Settings
 
 

@@ -21,7 +21,7 @@ from hookline.api.routing import DirectRoute, _plan_for
 from hookline.app import create_app
 from hookline.crypto import SecretBox
 from hookline.domain.contacts import contact_creation
-from hookline.limits.idempotency import IdempotencyStore, request_hash
+from hookline.guards.idempotency import IdempotencyStore, request_hash
 from hookline.storage.db import Database
 from hookline.storage.models import calls, idempotency_keys
 from hookline.timeutil import utcnow
