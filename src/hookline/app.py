@@ -25,7 +25,6 @@ from hookline.api import (
 )
 from hookline.api.body import BodyGuard
 from hookline.api.errors import install_error_handlers
-from hookline.api.fast import FastPathApp
 from hookline.api.middleware import RequestContext
 from hookline.api.openapi import document_input_rules
 from hookline.api.responses import JSONResponse
@@ -95,7 +94,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await db.dispose()
             tracing.flush()
 
-    app = FastPathApp(
+    app = FastAPI(
         title="hookline",
         version=__version__,
         description=API_DESCRIPTION,
@@ -121,9 +120,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     add_response_observers(app, settings)  # outside it: rate-limit headers, metrics
     if tracing.configure_from_environment():
         app.add_middleware(tracing.TracingMiddleware)  # outermost: the span covers the rest
-    elif settings.fast_path:
-        # In front of them all: the hot routes' requests it is sure of skip them (api/fast.py).
-        app.put_fast_path_in_front(max_body_bytes=settings.max_body_bytes)
     # stream before events: /v1/events/{event_id} would take /v1/events/stream.
     for module in (
         health,

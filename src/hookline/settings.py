@@ -119,9 +119,6 @@ class Settings(BaseSettings):
     # Cookies get the Secure flag; set when served behind https.
     secure_cookies: bool = False
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
-    # POST /v1/contacts and GET /v1/contacts/{id} answered by api.fast's one layer (the same
-    # answers, less CPU); false sends them through the full app like every other route.
-    fast_path: bool = True
     max_webhooks_per_account: int = Field(default=100, ge=1)
     # Delivery tuning; defaults follow the contract.
     delivery_connect_timeout: float = Field(default=5.0, gt=0)

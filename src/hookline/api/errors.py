@@ -34,7 +34,7 @@ def error_response(request: Request, error: ApiError) -> JSONResponse:
 
 
 def error_json(error: ApiError, request_id: str) -> JSONResponse:
-    """The response an ``ApiError`` raised by a route becomes (also ``api.fast``'s answer)."""
+    """The response an ``ApiError`` raised by a route becomes."""
     return JSONResponse(
         error_body(error.code, error.message, request_id, error.details),
         status_code=error.status_code,
