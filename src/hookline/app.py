@@ -23,17 +23,16 @@ from hookline.api import (
     stream,
     webhooks,
 )
-from hookline.api.body import BodyGuard
 from hookline.api.errors import install_error_handlers
-from hookline.api.middleware import RequestContext
-from hookline.api.openapi import document_input_rules
+from hookline.api.front import FrontDoor
+from hookline.api.openapi import document_idempotency, document_input_rules
 from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery.wakeup import make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.domain.readying import ready_for_requests
 from hookline.guards.idempotency import IdempotencyStore
-from hookline.limits.stack import add_request_guards, add_response_observers
+from hookline.guards.ratelimit import RateLimiter
 from hookline.settings import Settings
 from hookline.storage.db import READY_CONNECTIONS, Database
 from hookline.storage.migrate import upgrade_to_head
@@ -94,7 +93,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await db.dispose()
             tracing.flush()
 
-    app = FastAPI(
+    app = FrontDoor(
+        max_body_bytes=settings.max_body_bytes,
         title="hookline",
         version=__version__,
         description=API_DESCRIPTION,
@@ -112,14 +112,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.background_tasks = set()
+    app.state.rate_limiter = RateLimiter(settings)
     install_error_handlers(app)
-    app.add_middleware(BodyGuard)  # inside RequestContext
-    add_request_guards(app)
+    document_idempotency(app)
     document_input_rules(app)
-    app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
-    add_response_observers(app, settings)  # outside it: rate-limit headers, metrics
-    if tracing.configure_from_environment():
-        app.add_middleware(tracing.TracingMiddleware)  # outermost: the span covers the rest
+    tracing.configure_from_environment()  # spans only: the front door opens them when on
     # stream before events: /v1/events/{event_id} would take /v1/events/stream.
     for module in (
         health,

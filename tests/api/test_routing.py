@@ -7,6 +7,7 @@ import inspect
 from collections.abc import AsyncIterator
 from enum import StrEnum
 from importlib.metadata import version
+from pathlib import Path
 from typing import Annotated, Any
 
 import httpx
@@ -20,7 +21,9 @@ from hookline.api.deps import ContactsRead
 from hookline.api.errors import install_error_handlers
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
+from hookline.app import create_app
 from hookline.errors import Unauthenticated
+from tests.conftest import make_settings
 
 calls: list[str] = []
 
@@ -303,8 +306,12 @@ async def test_parameters_read_by_the_runner_are_fastapis(path: str) -> None:
     assert answers[0] == answers[1]
 
 
-async def test_an_endpoint_that_returns_no_response_is_a_500(client: httpx.AsyncClient) -> None:
-    response = await client.get("/things/wrong/t1")
+async def test_an_endpoint_that_returns_no_response_is_a_500(tmp_path: Path) -> None:
+    app = create_app(make_settings(f"sqlite:///{tmp_path / 'wrong.db'}"))
+    app.include_router(router)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        response = await client.get("/things/wrong/t1")
     assert response.status_code == 500
     assert response.json()["error"]["code"] == "internal_error"
 

@@ -12,6 +12,7 @@ covers that rule).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -59,6 +60,11 @@ def schemathesis_command(base_url: str, api_key: str, examples: int, seed: int) 
     ]  # fmt: skip
 
 
+def _with_repository() -> str:
+    """The tests' package on the path, before the tree under test if one was set."""
+    return os.pathsep.join(filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")]))
+
+
 def run_fuzz(examples: int, seed: int = 20261122) -> tuple[subprocess.CompletedProcess[str], str]:
     """Returns (schemathesis' result, the server's log)."""
     # On tmpfs when there is one: the fuzzer's thousands of fsynced writes are not under test.
@@ -73,7 +79,7 @@ def run_fuzz(examples: int, seed: int = 20261122) -> tuple[subprocess.CompletedP
         with running_server(env, worker=False) as server:
             result = subprocess.run(
                 schemathesis_command(server.base_url, api_key, examples, seed),
-                env=cli_env({"SCHEMATHESIS_HOOKS": HOOKS, "PYTHONPATH": str(REPOSITORY)}),
+                env=cli_env({"SCHEMATHESIS_HOOKS": HOOKS, "PYTHONPATH": _with_repository()}),
                 capture_output=True,
                 text=True,
                 timeout=1800,
