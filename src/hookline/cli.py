@@ -316,7 +316,7 @@ def server_options() -> dict[str, Any]:
     Every process drains its listener's queue each time it accepts (``runtime.EagerAcceptLoop``):
     each of ``serve --workers N``'s has a listener of its own (``listeners_per_process``), so it
     takes no waiting connection from a sibling."""
-    from hookline.limits.http import BoundedHttpToolsProtocol
+    from hookline.api.protocol import BoundedHttpToolsProtocol
 
     return {
         "log_config": None,
@@ -325,7 +325,7 @@ def server_options() -> dict[str, Any]:
         "proxy_headers": False,
         "timeout_graceful_shutdown": 10,
         "timeout_keep_alive": KEEP_ALIVE_SECONDS,
-        # httptools with a bound on the request head (it has none of its own): limits/http.py.
+        # httptools with a bound on the request head (it has none of its own): api/protocol.py.
         "http": BoundedHttpToolsProtocol,
         # No WebSocket endpoints: an Upgrade request is answered by the app like any other (the
         # WebSocket protocol would refuse it with a bare 403, outside the contract's body).

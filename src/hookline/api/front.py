@@ -4,7 +4,7 @@ uvicorn calls it for every request, and no middleware sits around or inside it
 (``add_middleware`` is refused), so what it does is done once per request, for every route:
 
 1. a request id (a sane client ``X-Request-Id`` is echoed) for the response and the access log;
-2. the head: over 16 KiB is a 431 (``limits.http`` bounds heads still arriving), an HTTP/1.1
+2. the head: over 16 KiB is a 431 (``api.protocol`` bounds heads still arriving), an HTTP/1.1
    request without exactly one Host a 400, a declared body over the limit a 413; each of these
    closes the connection;
 3. the route: the first that matches, in FastAPI's order (``_Routes``);
@@ -43,11 +43,11 @@ from hookline import tracing
 from hookline.api.body import MAX_JSON_DEPTH, ClientGone, json_too_deep, replay_body
 from hookline.api.deps import is_json_media
 from hookline.api.errors import error_for_unexpected, error_json
+from hookline.api.protocol import MAX_HEAD_BYTES, head_bytes, head_too_large
 from hookline.api.routing import DirectRoute
 from hookline.errors import ApiError, BadRequest, PayloadTooLarge, ValidationFailed
 from hookline.guards.ratelimit import RateLimiter, RateLimitState, over_budget, settled
 from hookline.ids import request_id as new_request_id
-from hookline.limits.http import MAX_HEAD_BYTES, head_bytes, head_too_large
 from hookline.logs import log_access
 from hookline.metrics import observe_request, route_label
 from hookline.schemas.failures import validation_failure

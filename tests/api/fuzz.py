@@ -1,6 +1,6 @@
 """Schemathesis against a live ``hookline serve``: shared by the CI test and scripts/fuzz.sh.
 
-    python -m tests.limits.fuzz 500      # the long run (``make fuzz``)
+    python -m tests.api.fuzz 500      # the long run (``make fuzz``)
 
 Every operation in /v1/openapi.json, positive and negative data, every phase (examples,
 coverage, fuzzing, stateful links), every check (``--checks all``): no 5xx, every response as
@@ -23,7 +23,7 @@ import orjson
 from tests.support.server import cli_env, run_cli, running_server
 
 CHECKS = "all"
-HOOKS = "tests.limits.fuzz_hooks"
+HOOKS = "tests.api.fuzz_hooks"
 REPOSITORY = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 

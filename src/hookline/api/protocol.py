@@ -18,7 +18,7 @@ The protocol is uvicorn's httptools one (h11 has a bound built in but measured a
 and it lets a complete head of any size through too). Subclassing it is the one place hookline
 relies on uvicorn internals: the parser callbacks and ``send_400_response``, which uvicorn's
 ``data_received`` calls on a parser error. pyproject.toml pins uvicorn to the versions this was
-checked on, and tests/limits/test_http.py fails loudly if those hooks change.
+checked on, and tests/api/test_protocol.py fails loudly if those hooks change.
 """
 
 from __future__ import annotations
