@@ -111,6 +111,14 @@ class _Routes:
         for literal, exact, matches, route in self._entries:
             if not anywhere and not (path == literal if exact else path.startswith(literal)):
                 continue
+            if route is not None and not anywhere:
+                found = _full_match(route, path, scope["method"])
+                if found is None:
+                    continue
+                scope["path_params"] = found
+                scope["endpoint"] = route.endpoint
+                scope["route"] = route
+                return route
             match, child_scope = matches(scope)
             if match is Match.FULL:
                 if route is not None:
@@ -118,6 +126,16 @@ class _Routes:
                     scope["route"] = route
                 return route
         return None
+
+
+def _full_match(route: DirectRoute, path: str, method: str) -> dict[str, Any] | None:
+    """``route.matches``' path parameters when it matches in full (Starlette's rule: the path
+    regex, each parameter's convertor, the method), without the child scope it builds."""
+    found = route.path_regex.match(path)
+    if found is None or method not in (route.methods or ()):
+        return None
+    convertors = route.param_convertors
+    return {name: convertors[name].convert(value) for name, value in found.groupdict().items()}
 
 
 def _in_order(routes: list[BaseRoute]) -> Iterator[tuple[Any, DirectRoute | None]]:
