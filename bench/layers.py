@@ -2,7 +2,6 @@
 
     python -m bench.layers            # POST /v1/contacts on SQLite and PostgreSQL, 10 s each
     BENCH_SECONDS=5 python -m bench.layers
-    BENCH_SERVER_ENV=HOOKLINE_FAST_PATH=false python -m bench.layers   # without api.fast
 
 One server process pinned to the server core, wrk (64 connections) on the load core, py-spy
 sampling the server at 250 Hz with the native frames of C extensions (``BENCH_NATIVE=0``: Python
@@ -43,16 +42,16 @@ NATIVE = os.environ.get("BENCH_NATIVE", "1") not in ("", "0")
 layer rather than for the Python frame that called them."""
 
 # (layer, path fragments of its frames). The deepest frame that matches decides; for one frame,
-# the first layer that matches (so api/middleware.py is middleware, not the handler).
+# the first layer that matches (so api/front.py is the front door, not the handler).
 _OURS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("logging", ("hookline/logs.py", "logging/")),
     ("metrics", ("hookline/metrics.py",)),
     (
-        "middleware or fast path (request id, limits, body, rate limit)",
+        "front door (request id, limits, body, rate limit)",
         (
-            "hookline/api/middleware.py",
-            "hookline/api/fast.py",
+            "hookline/api/front.py",
             "hookline/api/body.py",
+            "hookline/guards/",
             "hookline/limits/",
         ),
     ),
@@ -80,7 +79,7 @@ _OURS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("serialisation (JSON)", ("orjson/", "hookline/api/responses.py")),
     (
-        "routing (FastAPI, Starlette, DirectRoute)",
+        "routing and runner (FastAPI, Starlette, DirectRoute)",
         (
             "fastapi/",
             "starlette/",

@@ -3,4 +3,4 @@
 #   scripts/fuzz.sh [EXAMPLES_PER_OPERATION]   (default 500)
 set -eu
 cd "$(dirname "$0")/.."
-exec .venv/bin/python -m tests.limits.fuzz "${1:-500}"
+exec .venv/bin/python -m tests.api.fuzz "${1:-500}"

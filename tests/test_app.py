@@ -63,7 +63,7 @@ async def test_a_crash_is_a_json_500_without_a_trace(
         raise RuntimeError("SELECT secret FROM somewhere")
 
     # raise_app_exceptions: the crash is answered in full and never reaches the server, which
-    # would otherwise close the kept-alive connection (tests/api/test_middleware.py).
+    # would otherwise close the kept-alive connection (tests/api/test_front.py).
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=True)
     async with (
         app.router.lifespan_context(app),

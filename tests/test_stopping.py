@@ -1,4 +1,4 @@
-"""A graceful stop of the real ``hookline serve`` (stopping.py, limits/http.py, supervisor.py).
+"""A graceful stop of the real ``hookline serve`` (stopping.py, api/protocol.py, supervisor.py).
 
 Clients speak raw HTTP/1.1 on kept-alive connections, as a connection pool does: before reusing
 a connection a client looks whether the server closed it, and a request it managed to write must

@@ -23,19 +23,17 @@ from hookline.api import (
     stream,
     webhooks,
 )
-from hookline.api.body import BodyGuard
 from hookline.api.errors import install_error_handlers
-from hookline.api.fast import FastPathApp
-from hookline.api.middleware import RequestContext
-from hookline.api.openapi import document_input_rules
+from hookline.api.front import FrontDoor
+from hookline.api.openapi import document_idempotency, document_input_rules
 from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import filters
 from hookline.delivery.wakeup import make_wakeup
 from hookline.delivery.worker import Worker
 from hookline.domain.readying import ready_for_requests
-from hookline.limits.idempotency import IdempotencyStore
-from hookline.limits.stack import add_request_guards, add_response_observers
+from hookline.guards.idempotency import IdempotencyStore
+from hookline.guards.ratelimit import RateLimiter
 from hookline.settings import Settings
 from hookline.stopping import seconds_left
 from hookline.storage.db import READY_CONNECTIONS, Database
@@ -99,7 +97,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await db.dispose()
             tracing.flush()
 
-    app = FastPathApp(
+    app = FrontDoor(
+        max_body_bytes=settings.max_body_bytes,
         title="hookline",
         version=__version__,
         description=API_DESCRIPTION,
@@ -117,17 +116,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.background_tasks = set()
+    app.state.rate_limiter = RateLimiter(settings)
     install_error_handlers(app)
-    app.add_middleware(BodyGuard)  # inside RequestContext
-    add_request_guards(app)
+    document_idempotency(app)
     document_input_rules(app)
-    app.add_middleware(RequestContext, max_body_bytes=settings.max_body_bytes)
-    add_response_observers(app, settings)  # outside it: rate-limit headers, metrics
-    if tracing.configure_from_environment():
-        app.add_middleware(tracing.TracingMiddleware)  # outermost: the span covers the rest
-    elif settings.fast_path:
-        # In front of them all: the hot routes' requests it is sure of skip them (api/fast.py).
-        app.put_fast_path_in_front(max_body_bytes=settings.max_body_bytes)
+    tracing.configure_from_environment()  # spans only: the front door opens them when on
     # stream before events: /v1/events/{event_id} would take /v1/events/stream.
     for module in (
         health,

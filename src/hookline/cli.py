@@ -251,7 +251,7 @@ def _serve_in_processes(settings: Settings, listener: socket.socket, workers: in
 
 def _supervise(settings: Settings, listener: socket.socket, workers: int) -> int:
     from hookline.crypto import resolve_secret_key
-    from hookline.limits.ratelimit import share_windows_across_processes
+    from hookline.guards.ratelimit import share_windows_across_processes
     from hookline.logs import configure_logging
 
     asyncio.run(_migrate_for_serve(settings))
@@ -322,7 +322,7 @@ def server_options(stop_grace: float = 10.0) -> dict[str, Any]:
     Every process drains its listener's queue each time it accepts (``runtime.EagerAcceptLoop``):
     each of ``serve --workers N``'s has a listener of its own (``listeners_per_process``), so it
     takes no waiting connection from a sibling."""
-    from hookline.limits.http import BoundedHttpToolsProtocol
+    from hookline.api.protocol import BoundedHttpToolsProtocol
 
     return {
         "log_config": None,
@@ -332,7 +332,7 @@ def server_options(stop_grace: float = 10.0) -> dict[str, Any]:
         # The HTTP side of the stop's grace (stopping.py); the lifespan gets what is left.
         "timeout_graceful_shutdown": stop_grace,
         "timeout_keep_alive": KEEP_ALIVE_SECONDS,
-        # httptools with a bound on the request head (it has none of its own): limits/http.py.
+        # httptools with a bound on the request head (it has none of its own): api/protocol.py.
         "http": BoundedHttpToolsProtocol,
         # No WebSocket endpoints: an Upgrade request is answered by the app like any other (the
         # WebSocket protocol would refuse it with a bare 403, outside the contract's body).

@@ -28,7 +28,7 @@ class ApiError(Exception):
 
 
 class BadRequest(ApiError):
-    """Malformed HTTP, refused by the server's parser before the app sees it (limits/http.py)."""
+    """Malformed HTTP, refused by the server's parser before the app sees it (api/protocol.py)."""
 
     status_code = 400
     code = "bad_request"

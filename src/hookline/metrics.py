@@ -36,7 +36,7 @@ from prometheus_client import (
     multiprocess,
 )
 from prometheus_client.exposition import generate_latest
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 _LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -97,31 +97,6 @@ def route_label(scope: Scope) -> str:
     path = getattr(route, "path", None)
     # Unmatched paths share one label: a scanner must not create a series per probed URL.
     return path if isinstance(path, str) else "unmatched"
-
-
-class MetricsMiddleware:
-    """Pure ASGI and outermost: counts every response, including ones middleware refused."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = time.perf_counter()
-        status = 500
-
-        async def send_observed(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = message["status"]
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_observed)
-        finally:
-            observe_request(scope["method"], route_label(scope), status, started)
 
 
 # (method, route, status) -> its counter and histogram: ``labels()`` takes a lock and builds

@@ -120,9 +120,6 @@ class Settings(BaseSettings):
     # Cookies get the Secure flag; set when served behind https.
     secure_cookies: bool = False
     max_body_bytes: int = Field(default=64 * 1024, ge=1024)
-    # POST /v1/contacts and GET /v1/contacts/{id} answered by api.fast's one layer (the same
-    # answers, less CPU); false sends them through the full app like every other route.
-    fast_path: bool = True
     max_webhooks_per_account: int = Field(default=100, ge=1)
     # CEL filters (docs/webhooks.md#filters): the largest estimated cost a filter may have, and
     # what one evaluation may take in the filter process (seconds, megabytes of address space).

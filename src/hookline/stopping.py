@@ -2,7 +2,7 @@
 
 The first signal starts the stop and its clock: uvicorn stops accepting, every request already
 received or arriving in the drain window on an open connection is answered with
-``Connection: close`` (``limits.http.BoundedHttpToolsProtocol``), then the app's lifespan stops
+``Connection: close`` (``api.protocol.BoundedHttpToolsProtocol``), then the app's lifespan stops
 the delivery worker with what is left of ``HOOKLINE_STOP_GRACE_SECONDS``. Past the grace, what is
 left is cancelled and the process still exits 0. A second signal changes nothing: the grace
 already bounds the stop, and cutting it short would drop answers.

@@ -4,15 +4,15 @@ delivery attempt.
 Off unless ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (``configure_from_environment``): then spans
 are exported with OTLP over HTTP, batched, and the rest of the standard ``OTEL_*`` variables
 (headers, service name, resource attributes) apply as the SDK reads them. Off, nothing is set
-up: no SDK is imported, no middleware is installed, no span or context object is created and
+up: no SDK is imported, no span or context object is created and
 events store no trace context, so tracing costs one ``is None`` test where it would happen.
 
-The chain: ``TracingMiddleware`` opens a server span per API request (continuing the caller's
-``traceparent`` if it sent one); an event written inside it stores that span's W3C
-``traceparent`` (``events.trace_context``); the worker opens each attempt's span as a child of
-that context, so every attempt of every webhook for the event is in the event's trace. An alert
-written after an attempt (``webhook.disabled``, ``delivery.exhausted``) stores the attempt
-span's context, so its own deliveries continue the trace that caused it.
+The chain: the front door (``api.front``) opens a server span per request (``server_span``,
+continuing the caller's ``traceparent`` if it sent one); an event written inside it stores that
+span's W3C ``traceparent`` (``events.trace_context``); the worker opens each attempt's span as
+a child of that context, so every attempt of every webhook for the event is in the event's
+trace. An alert written after an attempt (``webhook.disabled``, ``delivery.exhausted``) stores
+the attempt span's context, so its own deliveries continue the trace that caused it.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from hookline.logs import redact_path
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.trace import Span, Tracer
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import Scope
 
 TRACER_NAME = "hookline"
 DEFAULT_SERVICE_NAME = "hookline"
@@ -122,42 +122,33 @@ def end_attempt(span: Span | None, status_code: int | None, error: str | None) -
         span.set_status(StatusCode.ERROR, error or f"HTTP {status_code}")
 
 
-class TracingMiddleware:
-    """A server span per HTTP request (pure ASGI); installed only when tracing is on."""
+@contextlib.contextmanager
+def server_span(scope: Scope) -> Iterator[Span]:
+    """The request's server span (continuing the caller's ``traceparent`` if it sent one),
+    current while the front door answers it; only called when tracing is on."""
+    assert _tracer is not None
+    from opentelemetry.trace import SpanKind
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
+    headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+    parent = TraceContextTextMapPropagator().extract(headers)
+    method = scope["method"]
+    with _tracer.start_as_current_span(
+        method,
+        context=parent,
+        kind=SpanKind.SERVER,
+        attributes={"http.request.method": method, "url.path": redact_path(scope["path"])},
+    ) as span:
+        yield span
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or _tracer is None:
-            await self.app(scope, receive, send)
-            return
-        from opentelemetry.trace import SpanKind, StatusCode
-        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        parent = TraceContextTextMapPropagator().extract(headers)
-        method = scope["method"]
-        with _tracer.start_as_current_span(
-            method,
-            context=parent,
-            kind=SpanKind.SERVER,
-            attributes={"http.request.method": method, "url.path": redact_path(scope["path"])},
-        ) as span:
+def end_server_span(span: Span, method: str, status: int, route: str) -> None:
+    """The answer's status, and the route's template in the span's name (``unmatched``: none)."""
+    from opentelemetry.trace import StatusCode
 
-            async def send_status(message: Message) -> None:
-                if message["type"] == "http.response.start":
-                    status = int(message["status"])
-                    span.set_attribute("http.response.status_code", status)
-                    if status >= 500:
-                        span.set_status(StatusCode.ERROR)
-                await send(message)
-
-            try:
-                await self.app(scope, receive, send_status)
-            finally:
-                route = scope.get("route")
-                template = getattr(route, "path", None)
-                if isinstance(template, str):
-                    span.update_name(f"{method} {template}")
-                    span.set_attribute("http.route", template)
+    span.set_attribute("http.response.status_code", status)
+    if status >= 500:
+        span.set_status(StatusCode.ERROR)
+    if route != "unmatched":
+        span.update_name(f"{method} {route}")
+        span.set_attribute("http.route", route)

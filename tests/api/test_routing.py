@@ -1,4 +1,5 @@
-"""``DirectRoute``: the same behaviour as FastAPI's handler, without its per-request machinery."""
+"""``DirectRoute``'s runner: FastAPI's behaviour for every route, without its per-request solver;
+an endpoint it cannot run is refused when declared."""
 
 from __future__ import annotations
 
@@ -6,19 +7,23 @@ import inspect
 from collections.abc import AsyncIterator
 from enum import StrEnum
 from importlib.metadata import version
+from pathlib import Path
 from typing import Annotated, Any
 
 import httpx
 import pytest
-from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi import APIRouter, Cookie, Depends, FastAPI, Header, Query, Request
+from fastapi.dependencies.utils import request_params_to_args
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 
-from hookline.api import contacts
+from hookline.api.deps import ContactsRead
 from hookline.api.errors import install_error_handlers
 from hookline.api.responses import JSONResponse
-from hookline.api.routing import DirectRoute, _plan_for
+from hookline.api.routing import DirectRoute
+from hookline.app import create_app
 from hookline.errors import Unauthenticated
+from tests.conftest import make_settings
 
 calls: list[str] = []
 
@@ -69,8 +74,8 @@ async def create(
 
 
 @router.get("")
-async def listing(limit: int = 5) -> list[dict[str, Any]]:
-    return [{"n": n} for n in range(limit)]
+async def listing(limit: int = 5) -> JSONResponse:
+    return JSONResponse([{"n": n} for n in range(limit)])
 
 
 @router.get("/wrong/{thing_id}")
@@ -89,24 +94,42 @@ async def client() -> AsyncIterator[httpx.AsyncClient]:
         yield c
 
 
-def test_simple_endpoints_get_a_plan_and_the_rest_fastapi() -> None:
-    plans = {route.name: _plan_for(route.dependant) for route in router.routes}  # type: ignore[attr-defined]
-    assert plans["create"] is not None
-    assert plans["listing"] is None  # a query parameter: FastAPI's own handler
+async def _returns_a_list() -> list[dict[str, Any]]:
+    return []
 
 
-def test_the_hot_api_endpoints_run_their_plan() -> None:
-    """Behaviour is the same either way, so only this catches a silent fall-back to FastAPI's
-    handler (e.g. an annotation that no longer resolves) on the endpoints the benchmark measures."""
-    planned = {
-        (method, route.path)
-        for route in contacts.router.routes
-        if isinstance(route, DirectRoute) and _plan_for(route.dependant) is not None
-        for method in route.methods or ()
-    }
-    assert ("POST", "/v1/contacts") in planned
-    assert ("GET", "/v1/contacts/{contact_id}") in planned
-    assert ("GET", "/v1/contacts") in planned  # scalar query parameters: the plan reads them
+async def _reads_a_cookie(session: Annotated[str, Cookie()]) -> JSONResponse:
+    return JSONResponse({})
+
+
+async def _takes_an_int_id(thing_id: int) -> JSONResponse:
+    return JSONResponse({})
+
+
+async def _needs_no_key() -> JSONResponse:
+    return JSONResponse({})
+
+
+async def _two_keys(auth: ContactsRead, again: ContactsRead) -> JSONResponse:
+    return JSONResponse({})
+
+
+@pytest.mark.parametrize(
+    ("path", "endpoint", "reason"),
+    [
+        ("/things/a", _returns_a_list, "returning a Response"),
+        ("/things/b", _reads_a_cookie, "cookies"),
+        ("/things/{thing_id}", _takes_an_int_id, "path parameters are str"),
+        ("/v1/things", _needs_no_key, "declares the key it needs"),
+        ("/things/c", _two_keys, "one key rule"),
+    ],
+)
+def test_an_endpoint_the_runner_cannot_run_is_refused_when_declared(
+    path: str, endpoint: Any, reason: str
+) -> None:
+    """No request of any route can take another way than the runner: there is no fall-back."""
+    with pytest.raises(TypeError, match=reason):
+        APIRouter(route_class=DirectRoute).add_api_route(path, endpoint, methods=["GET"])
 
 
 async def test_dependencies_run_in_order_before_the_body(client: httpx.AsyncClient) -> None:
@@ -161,7 +184,7 @@ async def test_field_errors_name_the_field_without_the_body_prefix(
     assert [f["field"] for f in fields] == ["size"]
 
 
-async def test_fallback_endpoints_still_get_fastapis_parameters(client: httpx.AsyncClient) -> None:
+async def test_a_query_parameter_is_read(client: httpx.AsyncClient) -> None:
     response = await client.get("/things?limit=2")
     assert response.json() == [{"n": 0}, {"n": 1}]
 
@@ -184,10 +207,40 @@ async def _must(request: Request, needed: Annotated[int, Query()]) -> JSONRespon
     return JSONResponse({"needed": needed})
 
 
+class Window(BaseModel):
+    since: int = 0
+    until: int | None = None
+
+
+async def _tags(
+    tags: Annotated[list[str], Query()] = [],  # noqa: B006 (FastAPI copies defaults)
+    sizes: Annotated[list[int] | None, Query(max_length=2)] = None,
+) -> JSONResponse:
+    return JSONResponse({"tags": tags, "sizes": sizes})
+
+
+async def _window(window: Annotated[Window, Query()]) -> JSONResponse:
+    return JSONResponse(window.model_dump())
+
+
+async def _header(
+    x_thing: Annotated[int | None, Header()] = None, last_id: Annotated[str, Header()] = "-"
+) -> JSONResponse:
+    return JSONResponse({"x_thing": x_thing, "last_id": last_id})
+
+
+async def _query_and_body(body: Body, limit: Annotated[int, Query(ge=1)] = 1) -> JSONResponse:
+    return JSONResponse({"name": body.name, "limit": limit})
+
+
 def _query_router(route_class: type[APIRoute]) -> APIRouter:
     queried = APIRouter(prefix="/q", route_class=route_class)
     queried.add_api_route("/list", _queried, methods=["GET"])
     queried.add_api_route("/must", _must, methods=["GET"])
+    queried.add_api_route("/tags", _tags, methods=["GET"])
+    queried.add_api_route("/window", _window, methods=["GET"])
+    queried.add_api_route("/header", _header, methods=["GET"])
+    queried.add_api_route("/both", _query_and_body, methods=["POST"])
     return queried
 
 
@@ -196,12 +249,6 @@ def _query_app(route_class: type[APIRoute]) -> FastAPI:
     install_error_handlers(app)
     app.include_router(_query_router(route_class))
     return app
-
-
-def test_scalar_query_parameters_get_a_plan() -> None:
-    routes = [r for r in _query_router(DirectRoute).routes if isinstance(r, DirectRoute)]
-    assert len(routes) == 2
-    assert all(_plan_for(route.dependant) is not None for route in routes)
 
 
 @pytest.mark.parametrize(
@@ -220,30 +267,56 @@ def test_scalar_query_parameters_get_a_plan() -> None:
         "/q/must?needed=",
         "/q/must?needed=x",
         "/q/must?needed=4",
+        "/q/tags",
+        "/q/tags?tags=a&tags=b&sizes=1&sizes=2",
+        "/q/tags?sizes=1&sizes=2&sizes=3",
+        "/q/tags?sizes=x",
+        "/q/window",
+        "/q/window?since=3&until=9",
+        "/q/window?since=x",
+        "/q/header",
+        "POST /q/both",
+        "POST /q/both?limit=0",
+        "POST /q/both?limit=3 {}",
+        "POST /q/both?limit=3 {not json",
     ],
 )
-async def test_query_parameters_read_by_the_plan_are_fastapis(path: str) -> None:
-    """The plan's values, defaults and 422s are those of FastAPI's own handler (a plain
+async def test_parameters_read_by_the_runner_are_fastapis(path: str) -> None:
+    """The runner's values, defaults and 422s are those of FastAPI's own handler (a plain
     ``APIRoute``; the paths name no unknown parameter, which only ``DirectRoute`` refuses)."""
+    # "POST <target> [<body>]": a POST whose body is '{"name": "n"}' unless given.
+    method, target, body = "GET", path, ""
+    if path.startswith("POST "):
+        method, target, *given = path.split(" ", 2)
+        body = given[0] if given else '{"name": "n"}'
+    headers = {"authorization": "ok", "x-thing": "7", "last-id": "e1"}
     answers = []
     for route_class in (DirectRoute, APIRoute):
         transport = httpx.ASGITransport(app=_query_app(route_class), raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url="http://t") as c:
-            response = await c.get(path, headers={"authorization": "ok"})
-        body = response.json()
-        if "error" in body:
-            body["error"].pop("request_id", None)
-        answers.append((response.status_code, body))
+            if method == "POST":
+                headers["content-type"] = "application/json"
+                response = await c.post(target, content=body, headers=headers)
+            else:
+                response = await c.get(target, headers=headers)
+        answer = response.json()
+        if "error" in answer:
+            answer["error"].pop("request_id", None)
+        answers.append((response.status_code, answer))
     assert answers[0] == answers[1]
 
 
-async def test_an_endpoint_that_returns_no_response_is_a_500(client: httpx.AsyncClient) -> None:
-    response = await client.get("/things/wrong/t1")
+async def test_an_endpoint_that_returns_no_response_is_a_500(tmp_path: Path) -> None:
+    app = create_app(make_settings(f"sqlite:///{tmp_path / 'wrong.db'}"))
+    app.include_router(router)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        response = await client.get("/things/wrong/t1")
     assert response.status_code == 500
     assert response.json()["error"]["code"] == "internal_error"
 
 
-def test_the_fastapi_internals_the_plan_relies_on_are_still_there() -> None:
+def test_the_fastapi_internals_the_runner_relies_on_are_still_there() -> None:
     """Fails loudly when a FastAPI upgrade moves what api/routing.py reads (its docstring lists
     them): re-check the module, then move the pin in pyproject.toml."""
     major, minor = (int(part) for part in version("fastapi").split(".")[:2])
@@ -274,6 +347,10 @@ def test_the_fastapi_internals_the_plan_relies_on_are_still_there() -> None:
     assert (limit.name, limit.alias, limit.default) == ("limit", "limit", 10)
     assert not limit.field_info.is_required() and limit.field_info.annotation is int
     assert list(inspect.signature(limit.validate).parameters)[:3] == ["value", "values", "loc"]
+    assert list(inspect.signature(request_params_to_args).parameters) == [
+        "fields",
+        "received_params",
+    ]
     assert limit.validate("7", {}, loc=("query", "limit")) == (7, [])
     _, errors = limit.validate("x", {}, loc=("query", "limit"))
     assert errors and errors[0]["loc"] == ("query", "limit")

@@ -8,7 +8,7 @@ _ROOT = (
     "run_asgi (uvicorn/protocols/http/httptools_impl.py:422);"
     "Starlette.__call__ (starlette/applications.py:96)"
 )
-_MIDDLEWARE = f"{_ROOT};RequestContext.__call__ (hookline/api/middleware.py:82)"
+_MIDDLEWARE = f"{_ROOT};_Exchange.run (hookline/api/front.py:82)"
 _HANDLER = f"{_MIDDLEWARE};create_contact (hookline/api/contacts.py:60)"
 
 
@@ -26,8 +26,8 @@ def test_samples_go_to_the_deepest_frame_with_a_layer() -> None:
         ]
     )
     assert charge(raw) == {
-        "routing (FastAPI, Starlette, DirectRoute)": 3,
-        "middleware or fast path (request id, limits, body, rate limit)": 2,
+        "routing and runner (FastAPI, Starlette, DirectRoute)": 3,
+        "front door (request id, limits, body, rate limit)": 2,
         "storage (SQL, commit)": 5,
         "validation (schemas, phone, e-mail)": 4,
         "logging": 1,

@@ -382,7 +382,7 @@ async def test_queued_rows_of_different_statements_are_all_written(
 async def test_concurrent_key_look_ups_share_a_statement_each_reading_its_own_key(
     pg_server: PostgresServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every request's key look-up (``JointLookup``): on PostgreSQL the callers queued together
+    """Every request's key look-up (``SharedLookup``): on PostgreSQL the callers queued together
     share one statement, and each gets its own key's row, or None for a key that is unknown or
     was revoked before it asked."""
     database = Database(make_settings(pg_server.create_database(), db_pool_size=2))
@@ -394,13 +394,13 @@ async def test_concurrent_key_look_ups_share_a_statement_each_reading_its_own_ke
             (key_id,) = [key["id"] for key in await keys_domain.list_keys(conn, revoked.id)]
             assert await keys_domain.revoke_key(conn, revoked.id, key_id)
         sent: list[int] = []
-        send = connector_module._JointLookups._send
+        send = connector_module._SharedLookups._send
 
         async def counted_send(self: Any, group: Any) -> None:
             sent.append(len(group))
             await send(self, group)
 
-        monkeypatch.setattr(connector_module._JointLookups, "_send", counted_send)
+        monkeypatch.setattr(connector_module._SharedLookups, "_send", counted_send)
         asked = [*live, revoked, Account("unknown", keys_domain.generate_key())] * 8
         found = await asyncio.gather(*(keys_domain.authenticate(database, a.key) for a in asked))
         expected = [a.id if a in live else None for a in asked]

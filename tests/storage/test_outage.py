@@ -23,7 +23,7 @@ from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.outage import is_store_unavailable
 from hookline.storage.statements import Query
 from tests.conftest import TEST_SECRET_KEY, make_settings
-from tests.limits.conftest import running_app
+from tests.guards.conftest import running_app
 from tests.support.postgres import PostgresServer, running_postgres
 from tests.support.rawhttp import RawConnection, RawResponse, raw_connection
 from tests.support.server import ServerProcess, run_cli, running_server

@@ -23,7 +23,6 @@ from hookline.domain.validation import PHONE_PATTERN, normalize_phone
 from hookline.errors import NotFound, ValidationFailed
 from hookline.schemas.common import SuccessOut
 from hookline.schemas.contacts import ContactCreate, ContactOut, ContactUpdate
-from hookline.storage.db import Database
 
 router = APIRouter(prefix="/v1/contacts", tags=["contacts"], route_class=DirectRoute)
 
@@ -42,25 +41,12 @@ def _not_found(contact_id: str) -> NotFound:
 async def create_contact(
     request: Request, auth: ContactsWrite, _json: JsonContent, body: ContactCreate, db: DB
 ) -> JSONResponse:
-    return await created(db, auth.account_id, body)
-
-
-# These handlers (and ``updated``) are also what api.fast answers with, after its own checks.
-async def created(db: Database, account_id: str, body: ContactCreate) -> JSONResponse:
-    """The contact and its ``contact.created`` event, committed; the 201 that says so."""
-    contact, rows = domain.contact_creation(account_id, body.provided())
+    # The contact and its contact.created event, committed together (docs/architecture.md).
+    contact, rows = domain.contact_creation(auth.account_id, body.provided())
     await db.commit_rows(rows)
     return JSONResponse(
         contact, status_code=201, headers={"Location": f"/v1/contacts/{contact['id']}"}
     )
-
-
-async def found(db: Database, account_id: str, contact_id: str) -> JSONResponse:
-    """The account's contact ``contact_id``; 404 if it has none."""
-    contact = await domain.get_contact(db, account_id, contact_id)
-    if contact is None:
-        raise _not_found(contact_id)
-    return JSONResponse(contact)
 
 
 @router.get(
@@ -115,7 +101,10 @@ def _phone_filter(value: str | None) -> str | None:
     summary="Get a contact",
 )
 async def get_contact(contact_id: str, auth: ContactsRead, db: DB) -> JSONResponse:
-    return await found(db, auth.account_id, contact_id)
+    contact = await domain.get_contact(db, auth.account_id, contact_id)
+    if contact is None:
+        raise _not_found(contact_id)
+    return JSONResponse(contact)
 
 
 @router.patch(
@@ -132,15 +121,8 @@ async def update_contact(
     body: ContactUpdate,
     db: DB,
 ) -> JSONResponse:
-    return await updated(db, auth.account_id, contact_id, body)
-
-
-async def updated(
-    db: Database, account_id: str, contact_id: str, body: ContactUpdate
-) -> JSONResponse:
-    """The merge-patch applied (its ``contact.updated`` event with it, if anything changed)."""
     async with db.begin() as conn:
-        contact = await domain.update_contact(conn, account_id, contact_id, body.provided())
+        contact = await domain.update_contact(conn, auth.account_id, contact_id, body.provided())
     if contact is None:
         raise _not_found(contact_id)
     return JSONResponse(contact)

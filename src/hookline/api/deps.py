@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import Depends, Request
 from starlette.types import Scope
@@ -13,7 +14,7 @@ from hookline.background import spawn
 from hookline.domain import keys
 from hookline.domain.keys import AuthContext
 from hookline.errors import Forbidden, Unauthenticated, UnsupportedMediaType
-from hookline.limits.ratelimit import enforce_rate_limit
+from hookline.guards.ratelimit import enforce_rate_limit
 from hookline.settings import Settings
 from hookline.storage.db import Database
 from hookline.timeutil import utcnow
@@ -92,15 +93,36 @@ def remember_use(scope: Scope, db: Database, context: AuthContext) -> None:
     spawn(Request(scope), touch())
 
 
-def require(scope: str) -> Callable[[Request], Coroutine[Any, Any, AuthContext]]:
-    async def dependency(request: Request) -> AuthContext:
+@dataclass(frozen=True, slots=True)
+class KeyRule:
+    """A route's key rule: the key (401), its rate limit (429), then ``scope`` (403; None: any
+    valid key). Declared once, by the auth parameter's type (``ContactsWrite``, ...), it is the
+    route's metadata (``api.routing.DirectRoute.scope``), and the route runner runs it first."""
+
+    scope: str | None
+    check: Callable[[Request], Awaitable[AuthContext]]
+
+
+_KEY_RULES: dict[object, KeyRule] = {}
+
+
+def key_rule_of(dependency: object) -> KeyRule | None:
+    """The rule of a dependency ``require`` made; None for any other."""
+    return _KEY_RULES.get(dependency)
+
+
+def require(scope: str | None) -> Callable[[Request], Awaitable[AuthContext]]:
+    """The dependency of a key with ``scope`` (None: any valid key)."""
+
+    async def check(request: Request) -> AuthContext:
         context = await authenticate(request)
-        if scope not in context.scopes:
+        if scope is not None and scope not in context.scopes:
             raise Forbidden(f"This API key lacks the '{scope}' scope.")
         return context
 
-    dependency.__name__ = f"require_{scope.replace(':', '_')}"
-    return dependency
+    check.__name__ = f"require_{(scope or 'key').replace(':', '_')}"
+    _KEY_RULES[check] = KeyRule(scope, check)
+    return check
 
 
 ContactsRead = Annotated[AuthContext, Depends(require("contacts:read"))]
@@ -109,6 +131,7 @@ CallsRead = Annotated[AuthContext, Depends(require("calls:read"))]
 CallsWrite = Annotated[AuthContext, Depends(require("calls:write"))]
 WebhooksRead = Annotated[AuthContext, Depends(require("webhooks:read"))]
 WebhooksWrite = Annotated[AuthContext, Depends(require("webhooks:write"))]
+AnyKey = Annotated[AuthContext, Depends(require(None))]
 
 
 async def require_json(request: Request) -> None:

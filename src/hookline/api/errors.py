@@ -35,7 +35,7 @@ def error_response(request: Request, error: ApiError) -> JSONResponse:
 
 
 def error_json(error: ApiError, request_id: str) -> JSONResponse:
-    """The response an ``ApiError`` raised by a route becomes (also ``api.fast``'s answer)."""
+    """The response an ``ApiError`` raised by a route becomes."""
     return JSONResponse(
         error_body(error.code, error.message, request_id, error.details),
         status_code=error.status_code,
@@ -149,17 +149,14 @@ def error_for_unexpected(exc: Exception, method: str, path: str) -> ApiError:
     return InternalError()
 
 
-async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    # Only reached for an exception raised outside ``RequestContext`` (which answers the rest
-    # and keeps the connection): Starlette re-raises it after this answer and uvicorn then
-    # closes the connection, so say so rather than let the client's next request hit a reset.
-    error = error_for_unexpected(exc, request.method, request.url.path)
-    error.headers["Connection"] = "close"
-    return error_response(request, error)
+async def _to_the_front_door(request: Request, exc: Exception) -> JSONResponse:
+    # FastAPI's last-resort layer (around the routes FastAPI runs: the dashboard, /docs) hands an
+    # unexpected exception on: the front door answers it once, and keeps the connection.
+    raise exc
 
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(Exception, _unexpected)
+    app.add_exception_handler(Exception, _to_the_front_door)

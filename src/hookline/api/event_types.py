@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI
 from pydantic import BaseModel, Field
 
-from hookline.api.deps import authenticate
+from hookline.api.deps import require
 from hookline.api.openapi import error_responses
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
@@ -32,7 +32,7 @@ class EventTypeDoc(BaseModel):
     description="Every type a webhook may receive: the subscribable ones, `webhook.test` and "
     "`webhook.conformance`. Any valid key may read it. The same bodies are in this document's "
     "`webhooks`.",
-    dependencies=[Depends(authenticate)],
+    dependencies=[Depends(require(None))],
 )
 async def list_event_types() -> JSONResponse:
     return JSONResponse(catalogue.event_types_out())

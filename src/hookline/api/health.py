@@ -12,11 +12,12 @@ from starlette.responses import Response
 from hookline import metrics
 from hookline.api.deps import DB
 from hookline.api.responses import JSONResponse
+from hookline.api.routing import DirectRoute
 from hookline.domain.queue import queue_stats, worker_heartbeats
 from hookline.storage.db import Database
 from hookline.timeutil import utcnow
 
-router = APIRouter(tags=["operations"])
+router = APIRouter(tags=["operations"], route_class=DirectRoute)
 
 
 @router.get("/healthz", summary="The process is alive")

@@ -10,6 +10,7 @@ from fastapi import FastAPI
 
 from hookline import ids
 from hookline.domain.validation import NOT_BLANK_PATTERN, TEXT_PATTERN
+from hookline.guards.idempotency import MAX_KEY_LENGTH
 from hookline.schemas.common import JSON_VALUE, JSON_VALUE_SCHEMA, ErrorOut
 
 _DESCRIPTIONS = {
@@ -64,3 +65,62 @@ def _constrain(parameter: dict[str, Any]) -> None:
         for option in schema.get("anyOf", [schema]):
             if option.get("type") == "string" and "enum" not in option:
                 option.setdefault("pattern", TEXT_PATTERN)
+
+
+_IDEMPOTENCY_PARAMETER = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": (
+        "Makes a retry safe: the same key with the same body within 24 h replays the first "
+        "response (with `Idempotent-Replayed: true`), once the key is authorised for this "
+        "operation as a fresh request would be; with another body it is refused (422 "
+        "idempotency_key_reused); while the first is still running, 409."
+    ),
+    "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH},
+}
+_IN_FLIGHT = {
+    "description": "conflict: the request with this Idempotency-Key is still in progress",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}},
+}
+
+
+def _link_created_resource(paths: dict[str, Any], collection: str, post: dict[str, Any]) -> None:
+    """OpenAPI links from ``POST /v1/things`` (201) to ``/v1/things/{thing_id}`` operations, so
+    clients and stateful fuzzers know the new ``id`` feeds them."""
+    created = post.get("responses", {}).get("201")
+    if created is None:
+        return
+    prefix = collection + "/{"
+    for item_path, operations in paths.items():
+        if not item_path.startswith(prefix) or "/" in item_path[len(prefix) :]:
+            continue
+        parameter = item_path[len(prefix) : -1]
+        for method, operation in operations.items():
+            if "operationId" not in operation:
+                continue
+            created.setdefault("links", {})[f"{method}_{operation['operationId']}"] = {
+                "operationId": operation["operationId"],
+                "parameters": {parameter: "$response.body#/id"},
+            }
+
+
+def document_idempotency(app: FastAPI) -> None:
+    """The ``Idempotency-Key`` header, its 409 and the links to a created resource, on every
+    ``POST /v1/...`` (the route runner applies the guard to each of them)."""
+    generate: Callable[[], dict[str, Any]] = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = generate()
+        for path, operations in schema.get("paths", {}).items():
+            post = operations.get("post")
+            if post is None or not path.startswith("/v1/"):
+                continue
+            post.setdefault("parameters", []).append(dict(_IDEMPOTENCY_PARAMETER))
+            post.setdefault("responses", {}).setdefault("409", _IN_FLIGHT)
+            _link_created_resource(schema["paths"], path, post)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]

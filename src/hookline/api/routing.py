@@ -1,49 +1,43 @@
-"""``DirectRoute``: calls simple endpoints without FastAPI's per-request dependency solving.
+"""``DirectRoute`` and its ``Runner``: every request of an API route runs through one runner.
 
-For every request FastAPI walks the endpoint's dependency tree, builds its parameters, and checks
-the return value. That costs about 50 µs a request on this machine, more than the database work of
-a read (docs/benchmarks.md). Most of our endpoints need none of that generality: their parameters
-are the ``Request``, ``str`` path parameters, at most one JSON body model, and dependencies that
-take only the ``Request`` (authentication, the database, the JSON content-type check), and
-scalar query parameters (a list's ``limit``, ``cursor`` and filters). For those, ``DirectRoute``
-builds a plan once, at start-up, and each request just runs it:
+FastAPI declares the routes (paths, parameters, models, the OpenAPI document); it does not run
+them. Each ``DirectRoute`` makes, once, a ``Runner`` from the ``Dependant`` FastAPI builds for
+its endpoint, and every request of the route runs it (``api.front.FrontDoor`` calls it directly;
+under a plain FastAPI app, the route's handler does). An endpoint the runner cannot run is
+refused when the route is made (``TypeError``), never handed to FastAPI's solver, so there is
+no second way a request could take.
 
-1. every dependency, in the order the endpoint declares them (auth before the body, so a bad key
-   is a 401 before a bad body is a 415 or a 422, as with FastAPI);
-2. the body, parsed with pydantic-core's ``from_json`` (it keeps big integers as integers, as
-   ``json.loads`` does) and validated in Python mode, as FastAPI does (JSON mode words some
-   errors differently, and those messages are public); errors become the same
-   ``RequestValidationError`` FastAPI raises, with ``body`` at the head of each location, so the
-   same handler renders them;
-3. each query parameter, validated by FastAPI's own field for it (``ModelField.validate``, so
-   the values, defaults and error messages are FastAPI's); a missing one takes its default.
-   FastAPI's solver re-derives each field's kind on every request, 7-12% of a page of 50
-   contacts; an endpoint with a query parameter and a body keeps FastAPI's handler (it reports
-   both kinds of error in one 422);
-4. the endpoint, which must return a ``Response``.
+The runner's steps, in this order:
 
-Every POST endpoint is wrapped in the ``Idempotency-Key`` guard
-(``limits.idempotency.guard``), whichever handler runs it: the guard runs after the dependencies, so
-a replay is authorised like a fresh request, and inside the request's transaction.
+1. the key: the route's scope is route metadata (``DirectRoute.scope``), declared once by the
+   auth parameter's type (``ContactsWrite``, ...: ``api.deps.require``). The key (401), its
+   rate limit (429), then the scope (403). A ``/v1`` route that declares no key is refused;
+2. the other dependencies, each ``async def f(request: Request)``, in declaration order
+   (``JsonContent``: 415 before the body is read);
+3. the request's shape (``_RequestShape``): a query parameter the endpoint does not declare is a
+   422 naming it (a misspelled filter must never return an unfiltered list), a query value with
+   a control character is a 422, and a path id that cannot be an id (``ids.pattern_of``) is a
+   404 before any database sees it;
+4. path parameters (``str``), query and header parameters, each validated by FastAPI's own
+   field for it (so the values, defaults and error messages are FastAPI's), and the body model,
+   validated in Python mode as FastAPI does; a body that is not JSON is FastAPI's 400, and the
+   parameters' and the body's errors are one 422, as FastAPI reports them;
+5. on a POST, the ``Idempotency-Key`` guard (``guards.idempotency.answer_once``), so a replay
+   is authorised and validated like a fresh request, and runs inside the request's transaction;
+6. the endpoint, which must return a ``Response``.
+
+Scalar query parameters are read by ``_query_arguments`` (FastAPI's rules for one value under
+the parameter's own name, without re-deriving each field's kind per request), and their values
+are kept per query string (they depend on nothing else); list- and model-typed ones, and
+header parameters, by FastAPI's ``request_params_to_args``.
 
 FastAPI internals this relies on, in this module only: the ``Dependant`` FastAPI builds for a
 route (``call``, ``dependencies``, ``name``, ``request_param_name``, ``path_params``,
-``query_params``, ``body_params`` and the rest ``_needs_fastapi`` looks at) and each query
-``ModelField``'s ``validate``, ``field_info``, ``alias`` and ``default``. They are not
-documented API, so the version is pinned in pyproject.toml and
-``test_the_fastapi_internals_the_plan_relies_on_are_still_there`` fails loudly when an upgrade
-moves them (then re-check this module and move the pin).
-
-OpenAPI is unchanged: FastAPI builds the operation from the decorator and the signature as usual.
-An endpoint that needs anything else (query parameters, an injected ``Response``, a dependency with
-parameters of its own) silently gets FastAPI's own handler, so the route class is safe on any
-router.
-
-Either way, every request's shape is checked here, for every route, right after its key
-(``_RequestShape``): a
-query parameter the endpoint does not declare is a 422 naming it (a misspelled filter must never
-return an unfiltered list), a query value with a control character is a 422, and a path id that
-cannot be an id (``ids.pattern_of``) is a 404 before any database sees it.
+``query_params``, ``header_params``, ``body_params`` and the rest ``_unsupported`` looks at),
+each parameter ``ModelField``'s ``validate``, ``field_info``, ``alias`` and ``default``, and
+``request_params_to_args``. They are not documented API, so the version is pinned in
+pyproject.toml and ``test_the_fastapi_internals_the_runner_relies_on_are_still_there`` fails
+loudly when an upgrade moves them (then re-check this module and move the pin).
 """
 
 from __future__ import annotations
@@ -53,11 +47,12 @@ import inspect
 import re
 import types
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
+from fastapi.dependencies.utils import request_params_to_args
 from fastapi.exceptions import RequestValidationError
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Json, ValidationError
@@ -65,47 +60,54 @@ from pydantic_core import from_json
 from starlette.responses import Response
 
 from hookline import ids
+from hookline.api.deps import KeyRule, key_rule_of
+from hookline.caches import remember
+from hookline.domain.keys import AuthContext
 from hookline.domain.validation import control_character_in
 from hookline.errors import NotFound, ValidationFailed
-from hookline.limits import idempotency
+from hookline.guards import idempotency
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 _Dependency = Callable[[Request], Awaitable[Any]]
+_QUERY_STRINGS = 256
+"""Query strings whose arguments a route keeps: more empty its table (``caches.remember``)."""
 
 
 class DirectRoute(APIRoute):
-    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
-        self.idempotent = idempotency.applies_to(kwargs.get("methods"))
-        if self.idempotent:
-            if not _returns_response(endpoint):
-                raise TypeError(
-                    f"{endpoint.__qualname__}: POST endpoints must return a Response "
-                    "(Idempotency-Key stores it)"
-                )
-            endpoint = idempotency.guard(endpoint)
-        super().__init__(path, endpoint, **kwargs)
+    runner: Runner
 
-    plan: Plan | None = None
-    """The route's plan, when it has one (``api.fast`` reads a list's query with it)."""
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(path, endpoint, **kwargs)  # makes ``runner`` (get_route_handler)
+        if self.runner.key is None and (path == "/v1" or path.startswith("/v1/")):
+            raise TypeError(f"{path}: a /v1 route declares the key it needs (api.deps.require)")
+
+    @property
+    def scope(self) -> str | None:
+        """The scope the route's key needs (route metadata); None when any key will do."""
+        key = self.runner.key
+        return key[1].scope if key is not None else None
+
+    @property
+    def needs_key(self) -> bool:
+        return self.runner.key is not None
 
     def get_route_handler(self) -> Handler:
-        shape = _RequestShape.of(self.dependant)
-        plan = self.plan = _plan_for(self.dependant, shape)
-        handler = (
-            plan.handler
-            if plan is not None
-            else _Guarded(_guards_of(self.dependant), shape, super().get_route_handler()).handler
+        """The route's runner, made once; under a plain FastAPI app (tests) this handler runs
+        it, and the front door calls it itself."""
+        runner = self.runner = Runner.of(
+            self.dependant, idempotent=idempotency.applies_to(self.methods)
         )
-        if self.idempotent:
-            guarded: Handler = idempotency.with_request(handler)
-            return guarded
+
+        async def handler(request: Request) -> Response:
+            return await runner.respond(request, await request.body())
+
         return handler
 
 
 @dataclass(frozen=True, slots=True)
 class _RequestShape:
-    """The query parameters and path ids a route accepts. Checked after the key (so a key
-    without the scope is a 403 whatever the path says) and before anything else."""
+    """The query parameters and path ids a route accepts. Checked after the route's
+    dependencies (so a key without the scope is a 403 whatever the path says)."""
 
     known_query: frozenset[str]
     path_ids: tuple[tuple[str, re.Pattern[str]], ...]
@@ -118,16 +120,14 @@ class _RequestShape:
             path_ids=tuple((name, re.compile(ids.pattern_of(name))) for name in path_names),
         )
 
-    def check(self, request: Request) -> None:
-        if request.scope.get("query_string"):
-            self._check_query(request)
+    def check_path(self, request: Request) -> None:
         path_params = request.path_params
         for name, pattern in self.path_ids:
             value = path_params.get(name)
             if isinstance(value, str) and not pattern.fullmatch(value):
                 raise NotFound(f"No {name.removesuffix('_id')} with id {value}.")
 
-    def _check_query(self, request: Request) -> None:
+    def check_query(self, request: Request) -> None:
         fields: list[dict[str, str]] = []
         for name in dict.fromkeys(request.query_params.keys()):
             if name not in self.known_query:
@@ -144,93 +144,173 @@ class _RequestShape:
             raise ValidationFailed(fields, message)
 
 
-@dataclass(frozen=True, slots=True)
-class _Guarded:
-    """FastAPI's handler, after the route's request-only dependencies (authentication: they
-    cache their result on the request, so FastAPI's second call is free) and the shape check."""
+@dataclass(slots=True)
+class Runner:
+    """How every request of one route is run (the module's doc lists the steps)."""
 
-    guards: tuple[_Dependency, ...]
-    shape: _RequestShape
-    inner: Handler
-
-    async def handler(self, request: Request) -> Response:
-        for guard in self.guards:
-            await guard(request)
-        self.shape.check(request)
-        return await self.inner(request)
-
-
-def _guards_of(dependant: Dependant) -> tuple[_Dependency, ...]:
-    found = (_request_only(sub) for sub in dependant.dependencies)
-    return tuple(guard for guard in found if guard is not None)
-
-
-@dataclass(frozen=True, slots=True)
-class Plan:
     endpoint: Callable[..., Awaitable[Response]]
+    key: tuple[str | None, KeyRule] | None
+    """The auth parameter's name (None: a route-level dependency) and the route's key rule."""
+    dependencies: tuple[tuple[str | None, _Dependency], ...]
     request_name: str | None
     path_names: tuple[str, ...]
-    dependencies: tuple[tuple[str | None, _Dependency], ...]
+    query: tuple[Any, ...]
+    """FastAPI's ``ModelField`` of each query parameter (``Dependant.query_params``)."""
+    scalar_query: bool
+    headers: tuple[Any, ...]
     body: tuple[str, type[BaseModel]] | None
     shape: _RequestShape
-    query: tuple[Any, ...] = ()
-    """FastAPI's ``ModelField`` of each query parameter (``Dependant.query_params``)."""
+    idempotent: bool
+    _queries: dict[bytes, dict[str, Any]] = field(default_factory=dict)
 
-    async def handler(self, request: Request) -> Response:
+    @classmethod
+    def of(cls, dependant: Dependant, *, idempotent: bool) -> Runner:
+        call = dependant.call
+        name = getattr(call, "__qualname__", repr(call))
+        if call is None or not inspect.iscoroutinefunction(call) or not _returns_response(call):
+            raise TypeError(f"{name}: an API endpoint is an async def returning a Response")
+        unsupported = _unsupported(dependant)
+        if unsupported or len(dependant.body_params) > 1:
+            raise TypeError(f"{name}: the route runner does not read {unsupported or 'bodies'}")
+        if any(param.field_info.annotation is not str for param in dependant.path_params):
+            raise TypeError(f"{name}: path parameters are str (ids are checked by their shape)")
+        key, dependencies = _split_dependencies(name, dependant)
+        query = tuple(dependant.query_params)
+        return cls(
+            endpoint=call,
+            key=key,
+            dependencies=dependencies,
+            request_name=dependant.request_param_name,
+            path_names=tuple(param.name for param in dependant.path_params),
+            query=query,
+            scalar_query=all(_scalar_query(param) for param in query),
+            headers=tuple(dependant.header_params),
+            body=_body_of(name, dependant),
+            shape=_RequestShape.of(dependant),
+            idempotent=idempotent,
+        )
+
+    async def respond(self, request: Request, body: bytes) -> Response:
+        """The route's response to ``request`` whose body is ``body``; its refusals raised
+        (``ApiError``, ``RequestValidationError``), for the caller to answer."""
         arguments: dict[str, Any] = {}
+        if self.key is not None:
+            name, rule = self.key
+            context: AuthContext = await rule.check(request)
+            if name is not None:
+                arguments[name] = context
         for name, dependency in self.dependencies:
             value = await dependency(request)
             if name is not None:
                 arguments[name] = value
         if self.request_name is not None:
             arguments[self.request_name] = request
+        if request.scope.get("query_string"):
+            self.shape.check_query(request)
+        self.shape.check_path(request)
         path_params = request.path_params
         for name in self.path_names:
             arguments[name] = path_params[name]
-        arguments.update(self.query_arguments(request))
+        errors = self._read_parameters(request, arguments)
         if self.body is not None:
             name, model = self.body
-            arguments[name] = validate_body(model, await request.body())
+            arguments[name] = validate_body(model, body, errors)
+        elif errors:
+            raise RequestValidationError(errors)
+        if self.idempotent:
+            return await idempotency.answer_once(request, body, lambda: self._call(arguments))
+        return await self._call(arguments)
+
+    async def _call(self, arguments: dict[str, Any]) -> Response:
         response = await self.endpoint(**arguments)
         if not isinstance(response, Response):
             raise TypeError(f"{self.endpoint.__qualname__} must return a Response")
         return response
 
-    def query_arguments(self, request: Request) -> dict[str, Any]:
-        """The request's shape checked, then its query parameters' values by name; the 422
-        of either, as the route answers it. Pure (no side effect), so ``api.fast`` runs it
-        before deciding to answer a request itself."""
-        self.shape.check(request)
-        return _query_arguments(self.query, request) if self.query else {}
+    def _read_parameters(self, request: Request, arguments: dict[str, Any]) -> list[Any]:
+        """Query and header parameters into ``arguments``; their validation errors."""
+        errors: list[Any] = []
+        if self.query:
+            values, found = self._query_arguments(request, request.scope.get("query_string", b""))
+            arguments.update(values)
+            errors.extend(found)
+        if self.headers:
+            values, found = request_params_to_args(self.headers, request.headers)
+            arguments.update(values)
+            errors.extend(found)
+        return errors
+
+    def _query_arguments(
+        self, request: Request, query_string: bytes
+    ) -> tuple[dict[str, Any], list[Any]]:
+        if not self.scalar_query:
+            return request_params_to_args(self.query, request.query_params)
+        # Scalar values depend on the query string alone, and the endpoint gets them as
+        # keywords (it cannot change them): kept per query string, a refused one not kept.
+        kept = self._queries.get(query_string)
+        if kept is not None:
+            return kept, []
+        values, errors = _query_arguments(self.query, request)
+        if errors:
+            return values, errors
+        return remember(self._queries, query_string, values, limit=_QUERY_STRINGS), []
 
 
-def _query_arguments(fields: tuple[Any, ...], request: Request) -> dict[str, Any]:
+def _split_dependencies(
+    name: str, dependant: Dependant
+) -> tuple[tuple[str | None, KeyRule] | None, tuple[tuple[str | None, _Dependency], ...]]:
+    """The route's key rule (one at most) and its other dependencies, each request-only."""
+    key: tuple[str | None, KeyRule] | None = None
+    others: list[tuple[str | None, _Dependency]] = []
+    for sub in dependant.dependencies:
+        rule = key_rule_of(sub.call)
+        if rule is not None:
+            if key is not None:
+                raise TypeError(f"{name}: a route declares one key rule")
+            key = (sub.name, rule)
+            continue
+        dependency = _request_only(sub)
+        if dependency is None:
+            raise TypeError(f"{name}: dependency {sub.call!r} must be async def f(request)")
+        others.append((sub.name, dependency))
+    return key, tuple(others)
+
+
+def _body_of(name: str, dependant: Dependant) -> tuple[str, type[BaseModel]] | None:
+    if not dependant.body_params:
+        return None
+    param = dependant.body_params[0]
+    model = param.field_info.annotation
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(f"{name}: the body is one pydantic model")
+    return param.name, model
+
+
+def _query_arguments(fields: tuple[Any, ...], request: Request) -> tuple[dict[str, Any], list[Any]]:
     """The query parameters' values, as FastAPI's ``request_params_to_args`` makes them for
-    scalar fields (``_plan_for`` admits no others); all errors in one 422."""
+    scalar fields; and their errors."""
     received = request.query_params
     values: dict[str, Any] = {}
     errors: list[Any] = []
-    for field in fields:
-        loc = ("query", field.alias)
-        value = received.get(field.alias)
+    for param in fields:
+        loc = ("query", param.alias)
+        value = received.get(param.alias)
         if value is None:
-            if field.field_info.is_required():
+            if param.field_info.is_required():
                 errors.append(
                     {"type": "missing", "loc": loc, "msg": "Field required", "input": None}
                 )
                 continue
-            value = _copy_of(field.default)
-            if not field.field_info.validate_default:
-                values[field.name] = value
+            value = _copy_of(param.default)
+            if not param.field_info.validate_default:
+                values[param.name] = value
                 continue
-        validated, field_errors = field.validate(value, values, loc=loc)
+        validated, field_errors = param.validate(value, values, loc=loc)
         if field_errors:
             errors.extend(field_errors)
         else:
-            values[field.name] = validated
-    if errors:
-        raise RequestValidationError(errors)
-    return values
+            values[param.name] = validated
+    return values, errors
 
 
 _ATOMIC = (type(None), bool, int, float, str)
@@ -238,15 +318,15 @@ _ATOMIC = (type(None), bool, int, float, str)
 
 def _copy_of(default: Any) -> Any:
     """FastAPI's ``deepcopy`` of a default, without the call for the atomic values that it
-    returns as they are (a list's ``limit`` and its ``None`` filters: six calls a page)."""
+    returns as they are."""
     return default if type(default) in _ATOMIC else copy.deepcopy(default)
 
 
-def _scalar_query(field: Any) -> bool:
+def _scalar_query(param: Any) -> bool:
     """A query parameter ``_query_arguments`` reads as FastAPI does: one value under its own
     name (no list, model or JSON parameter, no validation alias)."""
-    info = field.field_info
-    if field.alias != field.name or info.validation_alias is not None:
+    info = param.field_info
+    if param.alias != param.name or info.validation_alias is not None:
         return False
     if any(type(item) is Json for item in info.metadata):
         return False
@@ -270,18 +350,36 @@ def _scalar_type(member: Any) -> bool:
 
 
 def _names(dependant: Dependant, kind: str) -> set[str]:
-    """The names of ``kind`` parameters of the endpoint and all its dependencies."""
-    found = {field.alias for field in getattr(dependant, kind)}
+    """The names of ``kind`` parameters of the endpoint and all its dependencies (a model's
+    fields for a model-typed query parameter)."""
+    found: set[str] = set()
+    for param in getattr(dependant, kind):
+        models = [m for m in _members(param.field_info.annotation) if _is_model(m)]
+        if not models:
+            found.add(param.alias)
+        for model in models:
+            found |= {info.alias or name for name, info in model.model_fields.items()}
     for sub in dependant.dependencies:
         found |= _names(sub, kind)
     return found
 
 
-def validate_body(model: type[BaseModel], body: bytes) -> BaseModel:
-    """``model`` from the raw body, failing exactly as FastAPI's own body validation does."""
+def _is_model(member: Any) -> bool:
+    return isinstance(member, type) and issubclass(member, BaseModel)
+
+
+def validate_body(
+    model: type[BaseModel], body: bytes, errors: list[Any] | None = None
+) -> BaseModel:
+    """``model`` from the raw body, failing exactly as FastAPI's own body validation does
+    (``errors``: the parameters' errors, reported with the body's in one 422)."""
+    earlier = errors or []
     if not body:
         raise RequestValidationError(
-            [{"type": "missing", "loc": ("body",), "msg": "Field required", "input": None}]
+            [
+                *earlier,
+                {"type": "missing", "loc": ("body",), "msg": "Field required", "input": None},
+            ]
         )
     try:
         data = from_json(body)
@@ -290,47 +388,15 @@ def validate_body(model: type[BaseModel], body: bytes) -> BaseModel:
             [{"type": "json_invalid", "loc": ("body",), "msg": str(exc)}]
         ) from None
     try:
-        return model.model_validate(data)
+        valid = model.model_validate(data)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False)
+        found = exc.errors(include_url=False)
         raise RequestValidationError(
-            [{**error, "loc": ("body", *error["loc"])} for error in errors]
+            [*earlier, *({**error, "loc": ("body", *error["loc"])} for error in found)]
         ) from None
-
-
-def _plan_for(dependant: Dependant, shape: _RequestShape | None = None) -> Plan | None:
-    call = dependant.call
-    if call is None or not inspect.iscoroutinefunction(call) or not _returns_response(call):
-        return None
-    query = tuple(dependant.query_params)
-    if _needs_fastapi(dependant, query_ok=True) or len(dependant.body_params) > 1:
-        return None
-    if query and (dependant.body_params or not all(_scalar_query(f) for f in query)):
-        return None
-    if any(field.field_info.annotation is not str for field in dependant.path_params):
-        return None
-    dependencies: list[tuple[str | None, _Dependency]] = []
-    for sub in dependant.dependencies:
-        dependency = _request_only(sub)
-        if dependency is None:
-            return None
-        dependencies.append((sub.name, dependency))
-    body: tuple[str, type[BaseModel]] | None = None
-    if dependant.body_params:
-        field = dependant.body_params[0]
-        model = field.field_info.annotation
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            return None
-        body = (field.name, model)
-    return Plan(
-        endpoint=call,
-        request_name=dependant.request_param_name,
-        path_names=tuple(field.name for field in dependant.path_params),
-        dependencies=tuple(dependencies),
-        body=body,
-        shape=shape or _RequestShape.of(dependant),
-        query=query,
-    )
+    if earlier:
+        raise RequestValidationError(earlier)
+    return valid
 
 
 def _request_only(dependant: Dependant) -> _Dependency | None:
@@ -343,7 +409,9 @@ def _request_only(dependant: Dependant) -> _Dependency | None:
     ):
         return None
     if (
-        _needs_fastapi(dependant)
+        _unsupported(dependant)
+        or dependant.query_params
+        or dependant.header_params
         or dependant.path_params
         or dependant.body_params
         or dependant.dependencies
@@ -355,18 +423,17 @@ def _request_only(dependant: Dependant) -> _Dependency | None:
     return dependency
 
 
-def _needs_fastapi(dependant: Dependant, *, query_ok: bool = False) -> bool:
-    """Parameters only FastAPI's own solver fills in (scalar query parameters: ``Plan``)."""
-    return bool(
-        (dependant.query_params and not query_ok)
-        or dependant.header_params
-        or dependant.cookie_params
-        or dependant.response_param_name
-        or dependant.background_tasks_param_name
-        or dependant.websocket_param_name
-        or dependant.http_connection_param_name
-        or dependant.security_scopes_param_name
-    )
+def _unsupported(dependant: Dependant) -> str:
+    """The kinds of parameter only FastAPI's own solver fills in, named; empty if none."""
+    kinds = {
+        "cookies": dependant.cookie_params,
+        "an injected Response": dependant.response_param_name,
+        "BackgroundTasks": dependant.background_tasks_param_name,
+        "a WebSocket": dependant.websocket_param_name,
+        "an HTTPConnection": dependant.http_connection_param_name,
+        "SecurityScopes": dependant.security_scopes_param_name,
+    }
+    return ", ".join(kind for kind, present in kinds.items() if present)
 
 
 def _returns_response(call: Callable[..., Any]) -> bool:

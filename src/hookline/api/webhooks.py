@@ -5,8 +5,6 @@ The delivery endpoints under ``/v1/webhooks/{id}/...`` live in ``api.deliveries`
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request
 
 from hookline.api.deps import DB, AppSettings, JsonContent, WebhooksRead, WebhooksWrite
@@ -77,9 +75,9 @@ async def create_webhook(
     summary="List every webhook subscription of the account (secrets masked)",
     description="Not paginated: an account has at most 100 webhooks.",
 )
-async def list_webhooks(auth: WebhooksRead, db: DB) -> list[dict[str, Any]]:
+async def list_webhooks(auth: WebhooksRead, db: DB) -> JSONResponse:
     async with db.read() as conn:
-        return await domain.list_webhooks(conn, auth.account_id)
+        return JSONResponse(await domain.list_webhooks(conn, auth.account_id))
 
 
 @router.get(

@@ -20,7 +20,7 @@ from hookline.storage.queries.workers import NOTIFY
 from hookline.storage.statements import Statement
 
 REQUEST_STATEMENTS: tuple[Statement, ...] = (
-    key_queries.LIVE_BY_HASH.many,  # every authenticated request, batched (``JointLookup``)
+    key_queries.LIVE_BY_HASH.many,  # every authenticated request, batched (``SharedLookup``)
     contact_queries.INSERT_WITH_EVENT.combined,  # POST /v1/contacts
     contact_queries.BY_ID,  # GET /v1/contacts/{id}
     NOTIFY,  # the wake-up after a committed event

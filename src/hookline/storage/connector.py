@@ -15,7 +15,7 @@ connection here; it is the schema and the statement builder.
   connection in autocommit mode, so each SELECT is its own snapshot and never waits for the
   writer (WAL). A read yields to the loop once before it starts (fairness under load:
   ``_let_others_run``), then runs start to finish without yielding, so no two ever overlap
-  on that connection. The key look-ups (``JointLookup``) asked in one turn are read together
+  on that connection. The key look-ups (``SharedLookup``) asked in one turn are read together
   in the next, one statement for all (``SQLiteConnector._read_asked``).
 * ``PostgresConnector``: one pool of asyncpg connections (``storage.pgpool``). A transaction is
   asyncpg's own (``Connection.transaction()``); a read, or a one-statement write, runs in
@@ -42,10 +42,10 @@ from sqlalchemy.engine import Dialect
 
 from hookline.storage.pgpool import ConnectionBroken, FairPool
 from hookline.storage.statements import (
-    JointLookup,
     JointRows,
     Params,
     Result,
+    SharedLookup,
     Statement,
     compiled_for,
 )
@@ -340,7 +340,7 @@ class SQLiteConnector(Connector):
         self._reader: SQLiteConnection | None = None
         self._writer: sqlite3.Connection | None = None
         self._group = _GroupCommit(self._writer_connection, place_for(path), early_wake)
-        self._asked: _Queued[tuple[JointLookup, Any]] = []
+        self._asked: _Queued[tuple[SharedLookup, Any]] = []
 
     def _connect(self) -> sqlite3.Connection:
         # isolation_level=None: this code, not the driver, decides when transactions begin.
@@ -372,7 +372,7 @@ class SQLiteConnector(Connector):
         yield self.reader()
 
     async def fetch_one(self, statement: Statement, params: Params) -> Any | None:
-        if isinstance(statement, JointLookup):
+        if isinstance(statement, SharedLookup):
             # With the other look-ups asked in this turn of the loop, read in the next turn
             # (``_read_asked``): the turn a read waited for anyway (``_let_others_run``).
             loop = asyncio.get_running_loop()
@@ -385,7 +385,7 @@ class SQLiteConnector(Connector):
         return self.reader().run(statement, params).first()
 
     def _read_asked(self) -> None:
-        """Read the keys of the ``JointLookup``s asked in the last turn of the loop, inline,
+        """Read the keys of the ``SharedLookup``s asked in the last turn of the loop, inline,
         one statement per lookup (``many``; for one key the lookup itself), and settle each
         caller's future. Every request's API key is looked up so: a statement, a read lock on
         the WAL and a reload of the pages the last COMMIT dropped from the reader's cache per
@@ -429,7 +429,7 @@ async def _let_others_run() -> None:
     (docs/benchmarks.md, change 31). The read itself stays inline: a thread hand-off costs more.
     Most of that tail was connections waiting to be accepted, one per turn of the loop, which a
     shorter turn sped up (change 33: ``runtime.EagerAcceptLoop`` accepts them all at once); the
-    yield stays because without it these reads cost 6-12% more CPU. A ``JointLookup`` (the API
+    yield stays because without it these reads cost 6-12% more CPU. A ``SharedLookup`` (the API
     key) waits the same one turn, and is read in it with the other look-ups asked in the turn
     before (``SQLiteConnector._read_asked``).
     """
@@ -778,7 +778,7 @@ class PostgresConnector(Connector):
         )
         self._listeners: dict[asyncio.Event, asyncpg.Connection] = {}
         self._joints = _JointGroupCommit(self)
-        self._lookups = _JointLookups(self)
+        self._lookups = _SharedLookups(self)
 
     def connection(
         self, *, first: bool = False
@@ -798,7 +798,7 @@ class PostgresConnector(Connector):
             yield PostgresConnection(raw)
 
     async def fetch_one(self, statement: Statement, params: Params) -> Any | None:
-        if isinstance(statement, JointLookup):  # with other callers' (``_JointLookups``)
+        if isinstance(statement, SharedLookup):  # with other callers' (``_SharedLookups``)
             return await self._lookups.fetch_one(statement, params[statement.key])
         return await super().fetch_one(statement, params)
 
@@ -967,21 +967,21 @@ class _JointGroupCommit(_Batches[JointRows]):
                 _settle(done, None)
 
 
-class _JointLookups(_Batches[tuple[JointLookup, Any]]):
-    """``JointLookup``s on PostgreSQL: the keys of the callers queued while a look-up is in
-    flight go as the next one, one statement (``JointLookup.many``) and one round trip for all
+class _SharedLookups(_Batches[tuple[SharedLookup, Any]]):
+    """``SharedLookup``s on PostgreSQL: the keys of the callers queued while a look-up is in
+    flight go as the next one, one statement (``SharedLookup.many``) and one round trip for all
     of them. Every request's API key is looked up so (``queries.keys.LIVE_BY_HASH``): one
     round trip each took a pooled connection per request, and spent ~80 µs of the process's
     CPU per look-up (64 tasks in process) against ~6 batched (docs/benchmarks.md, 66). Each
     caller's statement is sent after it asked, so it reads what was committed before."""
 
-    async def fetch_one(self, lookup: JointLookup, key: Any) -> Any | None:
+    async def fetch_one(self, lookup: SharedLookup, key: Any) -> Any | None:
         return await self._queue((lookup, key))
 
-    def _statement_of(self, item: tuple[JointLookup, Any]) -> Any:
+    def _statement_of(self, item: tuple[SharedLookup, Any]) -> Any:
         return _lookup_of(item)
 
-    async def _send(self, group: _Queued[tuple[JointLookup, Any]]) -> None:
+    async def _send(self, group: _Queued[tuple[SharedLookup, Any]]) -> None:
         lookup = group[0][0][0]
         try:
             async with self._connector.read() as conn:
@@ -1003,16 +1003,16 @@ def _grouped(batch: _Queued[_Item], statement_of: Callable[[_Item], Any]) -> lis
     return list(groups.values())
 
 
-def _lookup_of(item: tuple[JointLookup, Any]) -> JointLookup:
+def _lookup_of(item: tuple[SharedLookup, Any]) -> SharedLookup:
     return item[0]
 
 
-def _keys_of(group: _Queued[tuple[JointLookup, Any]]) -> list[Any]:
+def _keys_of(group: _Queued[tuple[SharedLookup, Any]]) -> list[Any]:
     """The distinct keys of ``group``'s callers (one key asked twice is read once)."""
     return list({key for (_, key), _ in group})
 
 
-def _by_key(lookup: JointLookup, rows: Iterable[Any]) -> dict[Any, Any]:
+def _by_key(lookup: SharedLookup, rows: Iterable[Any]) -> dict[Any, Any]:
     """The rows of ``lookup.many`` by their key (the column it adds)."""
     found: dict[Any, Any] = {}
     for row in rows:
@@ -1021,7 +1021,7 @@ def _by_key(lookup: JointLookup, rows: Iterable[Any]) -> dict[Any, Any]:
 
 
 def _settle_lookups(
-    group: _Queued[tuple[JointLookup, Any]], exc: Exception | None, found: Mapping[Any, Any]
+    group: _Queued[tuple[SharedLookup, Any]], exc: Exception | None, found: Mapping[Any, Any]
 ) -> None:
     """Each caller of ``group`` gets ``exc``, or its key's row of ``found`` (None if absent)."""
     for (_, key), done in group:

@@ -14,7 +14,7 @@ COMMIT, instead of after it, if that wakes this process's sleeping scheduler (``
 A request with an ``Idempotency-Key`` needs its reservation, its handler's writes and its stored
 response in one transaction. ``Database.hold()`` gives it one (``HeldTransaction``) that every
 ``begin()`` block of the request's task joins, and that its owner commits once the response is
-known (see ``limits.idempotency``).
+known (see ``guards.idempotency``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ stored and read exactly as SQLAlchemy would (timestamps as UTC, JSON columns dec
 * A statement whose shape varies with its input (a list's filters) is a ``QueryShapes``: one
   ``Query`` per shape, its values as parameters.
 * A look-up of one row by one key that every request makes (the API key's) is a
-  ``JointLookup``: a ``Query``, which on PostgreSQL concurrent callers share.
+  ``SharedLookup``: a ``Query``, which on PostgreSQL concurrent callers share.
 * Any other statement (built per call, its values inline) is compiled when it runs. That costs
   SQLAlchemy's compiler once per call (tens to a few hundred µs): the statements of
   ``storage.queries`` are all ``Query``s, and a test holds them to it.
@@ -185,14 +185,14 @@ class Query:
         return found
 
 
-class JointLookup(Query):
+class SharedLookup(Query):
     """A look-up of at most one row by one key, which concurrent callers may share.
 
     As a ``Query`` it is ``select`` where ``key`` (a column) equals the parameter named as
     that column, its only parameter. On PostgreSQL the connector's ``fetch_one`` sends the keys
     of the callers queued meanwhile as one statement (``many``: ``select`` where ``key`` is one
     of a list, with the key column in its rows), one round trip for all of them
-    (``connector._JointLookups``); on SQLite it reads the keys asked in one turn of the loop
+    (``connector._SharedLookups``); on SQLite it reads the keys asked in one turn of the loop
     in the next, one statement for all (``many``; for one key, this one), inline
     (``SQLiteConnector._read_asked``).
     """

@@ -1,4 +1,4 @@
-"""The statements of ``Idempotency-Key`` (``limits.idempotency``). A key's row is named by
+"""The statements of ``Idempotency-Key`` (``guards.idempotency``). A key's row is named by
 ``b_account_id`` and ``b_key``."""
 
 from __future__ import annotations

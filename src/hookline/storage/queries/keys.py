@@ -6,19 +6,19 @@ from sqlalchemy import bindparam, select, update
 
 from hookline.storage.models import api_keys
 from hookline.storage.queries.common import of_account, owned, this_row
-from hookline.storage.statements import JointLookup, Query
+from hookline.storage.statements import Query, SharedLookup
 
 INSERT = Query(api_keys.insert())
 """A new key (every column)."""
 
-LIVE_BY_HASH = JointLookup(
+LIVE_BY_HASH = SharedLookup(
     select(api_keys.c.id, api_keys.c.account_id, api_keys.c.scopes, api_keys.c.last_used_at).where(
         api_keys.c.revoked_at.is_(None)
     ),
     api_keys.c.key_hash,
 )
 """What authenticating a request needs of its key (``key_hash``): every request runs it, so on
-PostgreSQL concurrent requests' look-ups share a statement (``JointLookup``)."""
+PostgreSQL concurrent requests' look-ups share a statement (``SharedLookup``)."""
 
 TOUCH = Query(
     update(api_keys)

@@ -17,13 +17,13 @@ from sqlalchemy import select
 
 from hookline.crypto import SecretBox
 from hookline.domain import keys
-from hookline.limits.idempotency import request_hash
+from hookline.guards.idempotency import request_hash
 from hookline.storage.db import Database
 from hookline.storage.migrate import alembic_config, run_sync, upgrade_to_head
 from hookline.storage.models import idempotency_keys
 from hookline.timeutil import utcnow
 from tests.conftest import BACKENDS, TEST_SECRET_KEY, Account, make_database_url, make_settings
-from tests.limits.conftest import running_app, sqlite_url
+from tests.guards.conftest import running_app, sqlite_url
 
 
 async def _create_and_rotate(client: httpx.AsyncClient, account: Account) -> list[str]:

@@ -22,9 +22,8 @@ Headers follow draft-ietf-httpapi-ratelimit-headers-09 (structured fields, one n
 unit of quota frees up. Every ``/v1`` response carries both; a 429 adds ``Retry-After``.
 
 Where it hooks in: ``api.deps.authenticate`` calls :func:`enforce_rate_limit` with the key it
-authenticated; :class:`RateLimitMiddleware` (outermost) puts the headers on every ``/v1`` response
-and charges the client address for responses no key paid for (401s, unknown routes, 413s), so a
-flood of bad keys is throttled too.
+authenticated; the front door (``api.front``) puts the headers on every ``/v1`` response and
+charges the client address for responses no key paid for (:func:`settled`).
 """
 
 from __future__ import annotations
@@ -41,14 +40,13 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import orjson
 from fastapi import Request
 from limits.aio.storage import RedisStorage, Storage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
 from hookline.domain.keys import AuthContext
-from hookline.errors import InternalError, RateLimited, error_body
+from hookline.errors import RateLimited
 from hookline.settings import Settings
 from limits import RateLimitItemPerSecond
 
@@ -337,95 +335,12 @@ def _client_identity(scope: Scope) -> str:
     return f"addr:{client[0] if client else 'unknown'}"
 
 
-def _is_api(scope: Scope) -> bool:
-    path: str = scope["path"]
-    return path == "/v1" or path.startswith("/v1/")
-
-
-class RateLimitMiddleware:
-    """Adds the RateLimit headers to every ``/v1`` response (outermost, so it sees them all).
-
-    A response that no API key paid for is charged to the client address; past that budget the
-    response is replaced by a 429. Only unauthenticated requests get there, and they changed
-    nothing, so swapping their answer is safe.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or not _is_api(scope):
-            await self.app(scope, receive, send)
-            return
-        limiter = _limiter_of(scope)
-        if limiter is None:
-            await self.app(scope, receive, send)
-            return
-        swallow = False
-        started = False
-
-        async def send_with_limits(message: Message) -> None:
-            nonlocal swallow, started
-            if message["type"] == "http.response.start":
-                started = True
-                state = await self._state_for(scope)
-                if not state.allowed and message["status"] != 429:
-                    swallow = True
-                    await self._send_error(scope, send, RateLimited(), state, message)
-                    return
-                message["headers"] = [
-                    *message.get("headers", []),
-                    *state.headers(limiter.policy_header),
-                ]
-            elif swallow:
-                return
-            await send(message)
-
-        try:
-            await self.app(scope, receive, send_with_limits)
-        except Exception:
-            # Crashes are logged and answered 500 by Starlette's outer ServerErrorMiddleware;
-            # answering here first keeps the request id and RateLimit headers on that 500 too.
-            if not started:
-                state = await self._state_for(scope)
-                await self._send_error(scope, send, InternalError(), state, None)
-            raise
-
-    @staticmethod
-    async def _state_for(scope: Scope) -> RateLimitState:
-        state: RateLimitState | None = scope.get("state", {}).get(STATE_KEY)
-        if state is None:
-            state = await _charge(scope, _client_identity(scope))
-        assert state is not None  # the limiter exists: __call__ checked
-        return state
-
-    @staticmethod
-    async def _send_error(
-        scope: Scope,
-        send: Send,
-        error: RateLimited | InternalError,
-        state: RateLimitState,
-        original: Message | None,
-    ) -> None:
-        limiter = _limiter_of(scope)
-        assert limiter is not None
-        request_id = str(scope.get("state", {}).get("request_id") or "")
-        body = orjson.dumps(error_body(error.code, error.message, request_id))
-        headers: list[tuple[bytes, bytes]] = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            *state.headers(limiter.policy_header),
-        ]
-        if request_id:
-            headers.append((b"x-request-id", request_id.encode()))
-        if isinstance(error, RateLimited):
-            headers.append((b"retry-after", str(state.retry_after).encode()))
-        if original is not None and _closes(original):
-            headers.append((b"connection", b"close"))
-        await send({"type": "http.response.start", "status": error.status_code, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-
-
-def _closes(message: Message) -> bool:
-    # The 413 path closes the connection (the rest of the body is never read); keep that.
-    return (b"connection", b"close") in message.get("headers", [])
+async def settled(scope: Scope, limiter: RateLimiter) -> RateLimitState:
+    """The request's rate-limit state: its key's charge, or, when no key paid for it (a 401, an
+    unknown route, a 413), a charge to the client's address now, so a flood of bad keys is
+    throttled too."""
+    state: RateLimitState | None = scope.get("state", {}).get(STATE_KEY)
+    if state is None:
+        state = await limiter.hit(_client_identity(scope))
+        scope.setdefault("state", {})[STATE_KEY] = state
+    return state

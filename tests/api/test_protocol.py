@@ -17,8 +17,8 @@ import pytest
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol, RequestResponseCycle
 
+from hookline.api.protocol import MAX_HEAD_BYTES, BoundedHttpToolsProtocol, head_bytes
 from hookline.cli import server_options
-from hookline.limits.http import MAX_HEAD_BYTES, BoundedHttpToolsProtocol, head_bytes
 from tests.support.rawhttp import RawResponse, raw_connection
 from tests.support.server import ServerProcess, running_server
 from tests.support.waiting import wait_until
@@ -173,9 +173,9 @@ def test_head_bytes_is_the_size_on_the_wire() -> None:
 
 
 def test_the_uvicorn_hooks_the_protocol_relies_on_are_still_there() -> None:
-    """Fails loudly when an uvicorn upgrade moves what limits/http.py overrides."""
+    """Fails loudly when an uvicorn upgrade moves what api/protocol.py overrides."""
     major, minor = (int(part) for part in version("uvicorn").split(".")[:2])
-    assert (0, 30) <= (major, minor) < (0, 55), "re-check limits/http.py, then move the pin"
+    assert (0, 30) <= (major, minor) < (0, 55), "re-check api/protocol.py, then move the pin"
     assert server_options()["http"] is BoundedHttpToolsProtocol
     for hook in ("data_received", "on_headers_complete", "on_message_complete"):
         assert hook in vars(HttpToolsProtocol), hook

@@ -31,7 +31,7 @@ relies on uvicorn internals: the parser callbacks, ``send_400_response``, which 
 ``data_received`` calls on a parser error, and for the stop ``shutdown`` (which uvicorn's server
 calls on each connection), the current request's ``cycle`` with its ``keep_alive`` and
 ``response_complete``, and ``pipeline``. pyproject.toml pins uvicorn to the versions this was
-checked on, and tests/limits/test_http.py fails loudly if those hooks change.
+checked on, and tests/api/test_protocol.py fails loudly if those hooks change.
 """
 
 from __future__ import annotations

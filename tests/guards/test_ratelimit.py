@@ -18,10 +18,10 @@ from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from redis.asyncio import Redis
 
-from hookline.limits.ratelimit import LocalWindows, RateLimitState, SharedWindows
+from hookline.guards.ratelimit import LocalWindows, RateLimitState, SharedWindows
 from limits import RateLimitItemPerSecond
 from tests.conftest import make_settings
-from tests.limits.conftest import RedisServer, running_app, sqlite_url
+from tests.guards.conftest import RedisServer, running_app, sqlite_url
 from tests.support.waiting import eventually
 
 _RATELIMIT = re.compile(r'^"default";r=(\d+);t=(\d+)$')

@@ -4,9 +4,9 @@
     same key, other request  -> 422 ``idempotency_key_reused``
     first one still running  -> 409 ``conflict``
 
-The request is ``sha256(method, path, body)``. The guard wraps the endpoint itself
-(``api.routing.DirectRoute``, the API routers' route class, applies it to every POST), so it
-runs after the route's dependencies: a replay is authenticated, scope-checked and validated
+The request is ``sha256(method, path, body)``. The guard runs around the endpoint itself (the
+route runner, ``api.routing.Runner``, calls it on every POST), so it runs after the route's
+key and validation: a replay is authenticated, scope-checked and validated
 exactly like a fresh request, and gets the same 401/403/422 when those fail.
 
 The reservation, the handler's writes and the stored response are one transaction, the
@@ -34,10 +34,8 @@ young (that process may still be running the request) and is taken over after
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Awaitable, Callable, Iterable
-from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -67,10 +65,6 @@ _NOT_REPLAYED = frozenset({b"content-length", b"date", b"server", b"set-cookie",
 # 0003_idem), and their rows stay readable for their 24 h.
 _SEALED_PREFIX = "gAAAAA"
 
-Endpoint = Callable[..., Awaitable[Response]]
-
-_request: ContextVar[Request] = ContextVar("hookline_idempotent_request")
-
 
 def request_hash(method: str, path: str, body: bytes) -> str:
     digest = hashlib.sha256()
@@ -82,30 +76,6 @@ def request_hash(method: str, path: str, body: bytes) -> str:
 
 def applies_to(methods: Iterable[str] | None) -> bool:
     return "POST" in (methods or ())
-
-
-def with_request(handler: Callable[[Request], Awaitable[Response]]) -> Any:
-    """The route handler, making its request visible to the ``guard``-ed endpoint it calls."""
-
-    @functools.wraps(handler)
-    async def handle(request: Request) -> Response:
-        token = _request.set(request)
-        try:
-            return await handler(request)
-        finally:
-            _request.reset(token)
-
-    return handle
-
-
-def guard(endpoint: Endpoint) -> Endpoint:
-    """``endpoint`` run at most once per ``Idempotency-Key`` (same signature, for FastAPI)."""
-
-    @functools.wraps(endpoint)
-    async def run_once(*args: Any, **kwargs: Any) -> Response:
-        return await answer_once(_request.get(), lambda: endpoint(*args, **kwargs))
-
-    return run_once
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,8 +204,11 @@ def _check_key(key: str) -> None:
         )
 
 
-async def answer_once(request: Request, call: Callable[[], Awaitable[Response]]) -> Response:
-    """``call()``'s response, or the stored one if this key already has it (module doc)."""
+async def answer_once(
+    request: Request, body: bytes, call: Callable[[], Awaitable[Response]]
+) -> Response:
+    """``call()``'s response, or the stored one if this key already has it (module doc):
+    the route runner's step between the request's validation and its endpoint."""
     key = request.headers.get(HEADER)
     auth = getattr(request.state, "auth_context", None)
     if key is None or auth is None:
@@ -243,7 +216,7 @@ async def answer_once(request: Request, call: Callable[[], Awaitable[Response]])
     _check_key(key)
     store: IdempotencyStore = request.app.state.idempotency
     slot = Slot(auth.account_id, key)
-    hashed = request_hash(request.method, request.scope["path"], await request.body())
+    hashed = request_hash(request.method, request.scope["path"], body)
     now = utcnow()
     store.maybe_prune(request, now)
     # Committed rows first: a replay does not take the write lock or run any of the handler.

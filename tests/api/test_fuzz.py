@@ -1,13 +1,13 @@
 """Schemathesis over every /v1 operation of a live ``hookline serve`` (bounded for CI).
 
-The longer run is ``scripts/fuzz.sh N`` (``make fuzz``); both use tests/limits/fuzz.py.
+The longer run is ``scripts/fuzz.sh N`` (``make fuzz``); both use tests/api/fuzz.py.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.limits.fuzz import run_fuzz
+from tests.api.fuzz import run_fuzz
 
 CI_EXAMPLES = 3
 

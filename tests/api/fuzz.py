@@ -1,6 +1,6 @@
 """Schemathesis against a live ``hookline serve``: shared by the CI test and scripts/fuzz.sh.
 
-    python -m tests.limits.fuzz 500      # the long run (``make fuzz``)
+    python -m tests.api.fuzz 500      # the long run (``make fuzz``)
 
 Every operation in /v1/openapi.json, positive and negative data, every phase (examples,
 coverage, fuzzing, stateful links), every check (``--checks all``): no 5xx, every response as
@@ -12,6 +12,7 @@ covers that rule).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
@@ -22,7 +23,7 @@ import orjson
 from tests.support.server import cli_env, run_cli, running_server
 
 CHECKS = "all"
-HOOKS = "tests.limits.fuzz_hooks"
+HOOKS = "tests.api.fuzz_hooks"
 REPOSITORY = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 
@@ -59,6 +60,11 @@ def schemathesis_command(base_url: str, api_key: str, examples: int, seed: int) 
     ]  # fmt: skip
 
 
+def _with_repository() -> str:
+    """The tests' package on the path, before the tree under test if one was set."""
+    return os.pathsep.join(filter(None, [str(REPOSITORY), os.environ.get("PYTHONPATH")]))
+
+
 def run_fuzz(examples: int, seed: int = 20261122) -> tuple[subprocess.CompletedProcess[str], str]:
     """Returns (schemathesis' result, the server's log)."""
     # On tmpfs when there is one: the fuzzer's thousands of fsynced writes are not under test.
@@ -73,7 +79,7 @@ def run_fuzz(examples: int, seed: int = 20261122) -> tuple[subprocess.CompletedP
         with running_server(env, worker=False) as server:
             result = subprocess.run(
                 schemathesis_command(server.base_url, api_key, examples, seed),
-                env=cli_env({"SCHEMATHESIS_HOOKS": HOOKS, "PYTHONPATH": str(REPOSITORY)}),
+                env=cli_env({"SCHEMATHESIS_HOOKS": HOOKS, "PYTHONPATH": _with_repository()}),
                 capture_output=True,
                 text=True,
                 timeout=1800,

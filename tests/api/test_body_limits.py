@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from hookline.api.body import MAX_JSON_DEPTH, json_too_deep
-from hookline.limits.http import MAX_HEAD_BYTES
+from hookline.api.protocol import MAX_HEAD_BYTES
 from tests.conftest import Account
 from tests.support.server import ServerProcess, run_cli, running_server
 

@@ -1,4 +1,4 @@
-"""Schemathesis hooks for tests/limits/fuzz.py (loaded through ``SCHEMATHESIS_HOOKS``).
+"""Schemathesis hooks for tests/api/fuzz.py (loaded through ``SCHEMATHESIS_HOOKS``).
 
 An ``Idempotency-Key`` reused with another body is refused (422 ``idempotency_key_reused``), as
 the contract says; the fuzzer draws keys from a small space and reuses them by chance. A key the
@@ -14,7 +14,7 @@ from typing import Any
 import schemathesis
 
 from hookline.domain.validation import NOT_BLANK_PATTERN
-from hookline.limits.idempotency import MAX_KEY_LENGTH
+from hookline.guards.idempotency import MAX_KEY_LENGTH
 
 _NOT_BLANK = re.compile(NOT_BLANK_PATTERN)
 

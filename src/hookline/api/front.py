@@ -1,0 +1,427 @@
+"""``FrontDoor``: the one ASGI entry, every request's way in.
+
+uvicorn calls it for every request, and no middleware sits around or inside it
+(``add_middleware`` is refused), so what it does is done once per request, for every route:
+
+1. a request id (a sane client ``X-Request-Id`` is echoed) for the response and the access log;
+2. the head: over 16 KiB is a 431 (``api.protocol`` bounds heads still arriving), an HTTP/1.1
+   request without exactly one Host a 400, a declared body over the limit a 413; each of these
+   closes the connection;
+3. the route: the first that matches, in FastAPI's order (``_Routes``);
+4. the body of a POST, PUT, PATCH or DELETE, read whole and counted as it arrives (413 at the
+   limit, nothing buffered past it; in this layer, so that FastAPI cannot turn it into a 400),
+   and JSON nested deeper than ``MAX_JSON_DEPTH`` refused (422) before anything parses it;
+5. an API route (``DirectRoute``) runs its runner (``api.routing``: the key and its scope, its
+   rate limit, the request's shape, parameters and body, ``Idempotency-Key``, the endpoint);
+   any other request (the dashboard's pages, ``/docs``, a path no route serves: 404, 405) goes
+   through FastAPI's own router;
+6. the answer: an error raised anywhere becomes the contract's error body (``api.errors``): a
+   503 when the database cannot be reached, a 500 for anything unexpected, always a complete
+   answer so the kept-alive connection stays usable; every ``/v1`` response carries the
+   RateLimit headers, and one that no key paid for is charged to the client's address (its 429
+   past that budget replaces the answer);
+7. one metrics sample under the route's template, one access-log line (never a header value,
+   query string or body), and, with tracing on, the request's server span around it all.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Match, Route
+from starlette.types import Message, Receive, Scope, Send
+
+from hookline import tracing
+from hookline.api.body import MAX_JSON_DEPTH, ClientGone, json_too_deep, replay_body
+from hookline.api.deps import is_json_media
+from hookline.api.errors import error_for_unexpected, error_json
+from hookline.api.protocol import MAX_HEAD_BYTES, head_bytes, head_too_large
+from hookline.api.routing import DirectRoute
+from hookline.errors import ApiError, BadRequest, PayloadTooLarge, ValidationFailed
+from hookline.guards.ratelimit import RateLimiter, RateLimitState, over_budget, settled
+from hookline.ids import request_id as new_request_id
+from hookline.logs import log_access
+from hookline.metrics import observe_request, route_label
+from hookline.schemas.failures import validation_failure
+
+access_log = logging.getLogger("hookline.access")
+_SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_CLOSE = (b"connection", b"close")
+
+
+class FrontDoor(FastAPI):
+    """FastAPI declares the routes and writes the OpenAPI document; this runs the requests."""
+
+    def __init__(self, *, max_body_bytes: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.max_body_bytes = max_body_bytes
+        self._routes: _Routes | None = None
+
+    def add_middleware(self, *args: Any, **kwargs: Any) -> None:
+        raise TypeError("the front door is the one ASGI layer: do a request's work in it")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # the lifespan, a websocket
+            await super().__call__(scope, receive, send)
+            return
+        scope["app"] = self
+        await _Exchange(self, scope, receive, send).run()
+
+    def route_of(self, scope: Scope) -> DirectRoute | None:
+        """The route FastAPI's router would run, if it is an API route (its scope filled in)."""
+        if self._routes is None:  # made on the first request: every route is declared by then
+            self._routes = _Routes(self.router.routes)
+        return self._routes.match(scope)
+
+    async def through_fastapi(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """FastAPI's router, for the requests of any other route (or of none)."""
+        await super().__call__(scope, receive, send)
+
+
+_Matcher = Callable[[Scope], tuple[Match, Scope]]
+
+
+class _Routes:
+    """The app's routes in FastAPI's order, each with the literal start of its path, so that a
+    request's path is matched only against the routes it can match."""
+
+    def __init__(self, routes: list[BaseRoute]) -> None:
+        self._entries: list[tuple[str, bool, _Matcher, DirectRoute | None]] = []
+        for matcher, route in _in_order(routes):
+            template = str(getattr(matcher, "path_format", ""))
+            literal = template.split("{", 1)[0]
+            exact = isinstance(matcher, Route) and "{" not in template
+            self._entries.append((literal, exact, matcher.matches, route))
+
+    def match(self, scope: Scope) -> DirectRoute | None:
+        """The first route that matches in full, if it is an API route (the scope then filled
+        in as FastAPI's router fills it); None for another (or none): FastAPI's router finds it
+        again."""
+        path: str = scope["path"]
+        anywhere = bool(scope.get("root_path"))  # the path then starts with it
+        for literal, exact, matches, route in self._entries:
+            if not anywhere and not (path == literal if exact else path.startswith(literal)):
+                continue
+            if route is not None and not anywhere:
+                found = _full_match(route, path, scope["method"])
+                if found is None:
+                    continue
+                scope["path_params"] = found
+                scope["endpoint"] = route.endpoint
+                scope["route"] = route
+                return route
+            match, child_scope = matches(scope)
+            if match is Match.FULL:
+                if route is not None:
+                    scope.update(child_scope)
+                    scope["route"] = route
+                return route
+        return None
+
+
+def _full_match(route: DirectRoute, path: str, method: str) -> dict[str, Any] | None:
+    """``route.matches``' path parameters when it matches in full (Starlette's rule: the path
+    regex, each parameter's convertor, the method), without the child scope it builds."""
+    found = route.path_regex.match(path)
+    if found is None or method not in (route.methods or ()):
+        return None
+    convertors = route.param_convertors
+    return {name: convertors[name].convert(value) for name, value in found.groupdict().items()}
+
+
+def _in_order(routes: list[BaseRoute]) -> Iterator[tuple[Any, DirectRoute | None]]:
+    """Each route as FastAPI's router tries them: what matches it, and the API route it is (None
+    for any other). An included router's routes come from ``effective_route_contexts``; an API
+    route must be included as declared (no prefix or dependencies added by the inclusion, which
+    its runner would not know)."""
+    for route in routes:
+        contexts = getattr(route, "effective_route_contexts", None)
+        if contexts is None:
+            yield route, route if isinstance(route, DirectRoute) else None
+            continue
+        for context in contexts():
+            original = context.original_route
+            if not isinstance(original, DirectRoute):
+                yield context.starlette_route or context, None
+                continue
+            added = len(context.dependant.dependencies) != len(original.dependant.dependencies)
+            if context.path_format != original.path_format or added:
+                raise TypeError(f"{original.path}: include an API router as it is declared")
+            yield original, original
+
+
+class _BodyTooLarge(Exception):
+    pass
+
+
+def request_id_for(client_id: str | None) -> str:
+    """The client's ``X-Request-Id`` if it is sane, else a new id."""
+    if client_id and _SANE_REQUEST_ID.match(client_id):
+        return client_id
+    return new_request_id()
+
+
+def body_too_large(max_body_bytes: int) -> PayloadTooLarge:
+    return PayloadTooLarge(f"The request body is larger than {max_body_bytes} bytes.")
+
+
+def log_request(scope: Scope, state: dict[str, Any], status: int, started: float) -> None:
+    """The access-log line of a request: never a header value, query string or body."""
+    if not access_log.isEnabledFor(logging.INFO):
+        return
+    log_access(
+        access_log,
+        "request",
+        {
+            "request_id": state.get("request_id"),
+            "account_id": state.get("account_id"),
+            "method": scope["method"],
+            "path": scope["path"],
+            "status": status,
+            "duration_ms": round((time.perf_counter() - started) * 1000, 2),
+        },
+    )
+
+
+class _Exchange:
+    """One request and its answer, as the module's doc lists the steps."""
+
+    __slots__ = (
+        "content_length",
+        "content_type",
+        "door",
+        "hosts",
+        "receive",
+        "request_id",
+        "route",
+        "scope",
+        "send",
+        "sent",
+        "started",
+        "state",
+        "status",
+    )
+
+    def __init__(self, door: FrontDoor, scope: Scope, receive: Receive, send: Send) -> None:
+        self.door = door
+        self.scope = scope
+        self.receive = receive
+        self.send = send
+        self.started = time.perf_counter()
+        self.status = 500
+        self.sent = 0  # 1: the response has started; 2: it is complete
+        self.route: DirectRoute | None = None
+        client_id: bytes | None = None
+        self.content_length: bytes | None = None
+        self.content_type = b""
+        self.hosts = 0
+        for name, value in scope["headers"]:  # the first of each, as Starlette's headers read
+            if name == b"host":
+                self.hosts += 1
+            elif name == b"content-length":
+                if self.content_length is None:
+                    self.content_length = value
+            elif name == b"content-type":
+                if not self.content_type:
+                    self.content_type = value
+            elif name == b"x-request-id" and client_id is None:
+                client_id = value
+        self.request_id = request_id_for(client_id.decode("latin-1") if client_id else None)
+        self.state: dict[str, Any] = scope.setdefault("state", {})
+        self.state["request_id"] = self.request_id
+
+    async def run(self) -> None:
+        try:
+            if tracing.enabled():
+                with tracing.server_span(self.scope) as span:
+                    try:
+                        await self._serve()
+                    finally:
+                        tracing.end_server_span(
+                            span, self.scope["method"], self.status, self._template()
+                        )
+            else:
+                await self._serve()
+        finally:
+            log_request(self.scope, self.state, self.status, self.started)
+            observe_request(self.scope["method"], self._template(), self.status, self.started)
+
+    def _template(self) -> str:
+        if self.route is not None:
+            return self.route.path
+        return route_label(self.scope)
+
+    async def _serve(self) -> None:
+        scope = self.scope
+        try:
+            await self._answer()
+        except _BodyTooLarge:
+            if not self.sent:
+                await self._respond(self._refusal(body_too_large(self.door.max_body_bytes)))
+        except Exception as exc:
+            if self.sent == 1:
+                raise  # half a response: only closing the connection can tell the client
+            error = error_for_unexpected(exc, scope["method"], scope["path"])
+            if not self.sent:
+                # A complete answer, so the kept-alive connection stays usable for the next one.
+                await self._respond(error_json(error, self.request_id))
+
+    async def _answer(self) -> None:
+        refusal = self._refusal_of_head()
+        if refusal is not None:
+            await self._respond(self._refusal(refusal))
+            return
+        scope = self.scope
+        self.route = self.door.route_of(scope)
+        body = b""
+        receive = self.receive
+        if scope["method"] in _BODY_METHODS:
+            try:
+                body = await self._read_body()
+            except ClientGone:
+                return  # nobody is left to answer
+            if is_json_media(self.content_type.decode("latin-1")) and json_too_deep(body):
+                too_deep = f"JSON nesting is deeper than {MAX_JSON_DEPTH} levels"
+                error = ValidationFailed.for_field("body", too_deep)
+                await self._respond(error_json(error, self.request_id))
+                return
+            receive = replay_body(body, receive)
+        else:
+            receive = self._limited(receive)
+        if isinstance(self.route, DirectRoute):
+            await self._respond(await self._run(self.route, Request(scope, receive), body))
+        else:
+            await self.door.through_fastapi(scope, receive, self._observed(self.send))
+
+    def _refusal_of_head(self) -> ApiError | None:
+        """A head over 16 KiB, an HTTP/1.1 request without exactly one Host (RFC 9112 section
+        3.2; the only malformed head httptools lets through), a body declared too large."""
+        if head_bytes(self.scope) > MAX_HEAD_BYTES:
+            return head_too_large()
+        if self.scope.get("http_version") == "1.1" and self.hosts != 1:
+            return BadRequest("An HTTP/1.1 request must carry exactly one Host header.")
+        length = self.content_length
+        if length is not None and length.isdigit() and int(length) > self.door.max_body_bytes:
+            return body_too_large(self.door.max_body_bytes)
+        return None
+
+    def _refusal(self, error: ApiError) -> Response:
+        """The answer to a request refused before its body was read: the connection closes."""
+        response = error_json(error, self.request_id)
+        response.raw_headers.append(_CLOSE)
+        return response
+
+    async def _read_body(self) -> bytes:
+        limit = self.door.max_body_bytes
+        chunks: list[bytes] = []
+        received = 0
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                raise ClientGone
+            chunk = message.get("body", b"")
+            received += len(chunk)
+            if received > limit:
+                raise _BodyTooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _limited(self, receive: Receive) -> Receive:
+        """``receive`` counting the bytes of a body nobody reads up front (a GET's)."""
+        received = 0
+        limit = self.door.max_body_bytes
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    raise _BodyTooLarge
+            return message
+
+        return limited_receive
+
+    async def _run(self, route: DirectRoute, request: Request, body: bytes) -> Response:
+        try:
+            return await route.runner.respond(request, body)
+        except ApiError as error:
+            return error_json(error, self.request_id)
+        except RequestValidationError as exc:
+            return error_json(validation_failure(exc.errors()), self.request_id)
+
+    async def _respond(self, response: Response) -> None:
+        headers = await self._trailed(response.status_code, response.raw_headers)
+        if headers is None:
+            return  # replaced by the address's 429
+        response.raw_headers = headers
+        self.status = response.status_code
+        if type(response).__call__ is Response.__call__ and response.background is None:
+            await self.send(
+                {"type": "http.response.start", "status": self.status, "headers": headers}
+            )
+            self.sent = 1
+            await self.send({"type": "http.response.body", "body": response.body})
+            self.sent = 2
+            return
+        self.sent = 1  # a stream: a failure from here on is half a response
+        await response(self.scope, self.receive, self.send)
+        self.sent = 2
+
+    async def _trailed(
+        self, status: int, headers: list[tuple[bytes, bytes]]
+    ) -> list[tuple[bytes, bytes]] | None:
+        """``headers`` with the request id and, on ``/v1``, the RateLimit headers; None when
+        the address's budget refused the request and its 429 went out instead."""
+        path: str = self.scope["path"]
+        if not (path == "/v1" or path.startswith("/v1/")):
+            return [*headers, (b"x-request-id", self.request_id.encode())]
+        limiter: RateLimiter = self.door.state.rate_limiter
+        limit = await settled(self.scope, limiter)
+        if not limit.allowed and status != 429:
+            await self._respond_over_budget(limit, closes=_CLOSE in headers)
+            return None
+        return [
+            *headers,
+            (b"x-request-id", self.request_id.encode()),
+            *limit.headers(limiter.policy_header),
+        ]
+
+    async def _respond_over_budget(self, limit: RateLimitState, *, closes: bool) -> None:
+        """Only a request no key paid for gets here: it changed nothing, so swapping its answer
+        for the 429 is safe."""
+        response = error_json(over_budget(limit), self.request_id)
+        if closes:
+            response.raw_headers.append(_CLOSE)
+        await self._respond(response)
+
+    def _observed(self, send: Send) -> Send:
+        """``send`` for FastAPI's router: the same headers, status and 429 as ``_respond``."""
+
+        async def observed(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = await self._trailed(message["status"], list(message.get("headers", [])))
+                if headers is None:
+                    self.sent = 3  # the 429 went out: the rest of this answer is swallowed
+                    return
+                self.status = message["status"]
+                self.sent = 1
+                await send({**message, "headers": headers})
+                return
+            if self.sent == 3:
+                return
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                self.sent = 2
+            await send(message)
+
+        return observed

@@ -1,0 +1,1 @@
+"""Guards an API request passes: its key's rate limit and its ``Idempotency-Key``."""

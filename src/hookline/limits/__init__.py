@@ -1,1 +1,0 @@
-"""Abuse resistance: rate limits, idempotency keys, body guards (see docs/security.md)."""
