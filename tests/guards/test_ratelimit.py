@@ -14,12 +14,12 @@ import httpx
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from limits import RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from redis.asyncio import Redis
 
 from hookline.guards.ratelimit import LocalWindows, RateLimitState, SharedWindows
-from limits import RateLimitItemPerSecond
 from tests.conftest import make_settings
 from tests.guards.conftest import RedisServer, running_app, sqlite_url
 from tests.support.waiting import eventually

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fastapi import Request
+from limits import RateLimitItemPerSecond
 from limits.aio.storage import RedisStorage, Storage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
 from starlette.types import Scope
@@ -48,7 +49,6 @@ from starlette.types import Scope
 from hookline.domain.keys import AuthContext
 from hookline.errors import RateLimited
 from hookline.settings import Settings
-from limits import RateLimitItemPerSecond
 
 if TYPE_CHECKING:
     from redis.asyncio import ConnectionPool
