@@ -136,6 +136,9 @@ def test_the_token_of_every_one_time_link_path_is_cut() -> None:
     for prefix in links.PATHS.values():
         assert logs.redact_path(prefix + token) == prefix + logs.REDACTED
         assert logs.redact_path(f"{prefix}{token}/more") == prefix + logs.REDACTED
+    # Spellings no route answers still carry a valid token.
+    for prefix in ("/dashboard//join/", "/dashboard/JOIN/", "//dashboard/Reset/"):
+        assert logs.redact_path(f"{prefix}{token}/more") == prefix + logs.REDACTED
     for kept in ("/dashboard/join", "/dashboard/team", "/v1/contacts/con_1", "/"):
         assert logs.redact_path(kept) == kept
 

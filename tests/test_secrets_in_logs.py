@@ -171,6 +171,10 @@ async def _invite_join_forget_reset(
         join = await link_for(invited, 1)
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as http:
             joiner = Dash(http)
+            # Spellings no route answers, while the token is still valid.
+            for spelling in ("//join/", "/JOIN/"):
+                mistyped = join.replace("/join/", spelling)
+                assert (await http.get(mistyped)).status_code == 404
             assert (await joiner.post(join, passwords, token_from=join)).status_code == 303
             for after in ("/more", "?token=x", ""):
                 assert (await http.get(join + after)).status_code == 404

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 import time
 from typing import Any
@@ -29,18 +30,18 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
 }
 _SECOND = "%Y-%m-%dT%H:%M:%S"
 
-SECRET_PATHS = ("/dashboard/join/", "/dashboard/reset/")
-"""Paths whose rest is a secret: the token of an invitation or a password reset link."""
+SECRET_SEGMENTS = re.compile(r"/+(?:join|reset)/", re.IGNORECASE)
+"""Where a path's rest may be a secret: after a ``join`` or ``reset`` segment, the token of an
+invitation or a password reset link, in any spelling a client may send (``//join/``,
+``/JOIN/``): even a path no route answers may carry a valid token."""
 REDACTED = "…"
 
 
 def redact_path(path: str) -> str:
-    """``path`` fit for a log line or a trace: whatever follows a ``SECRET_PATHS`` prefix is
-    replaced with ``REDACTED``."""
-    if not path.startswith(SECRET_PATHS):
-        return path
-    prefix = next(secret for secret in SECRET_PATHS if path.startswith(secret))
-    return prefix + REDACTED
+    """``path`` fit for a log line or a trace: whatever follows a ``join`` or ``reset``
+    segment is replaced with ``REDACTED``."""
+    found = SECRET_SEGMENTS.search(path)
+    return path if found is None else path[: found.end()] + REDACTED
 
 
 class _Seconds:
@@ -149,7 +150,7 @@ def log_access(logger: logging.Logger, message: str, fields: dict[str, Any]) -> 
     if not logger.isEnabledFor(logging.INFO):
         return
     path = fields.get("path")
-    if isinstance(path, str) and path.startswith(SECRET_PATHS):
+    if isinstance(path, str) and SECRET_SEGMENTS.search(path) is not None:
         fields = {**fields, "path": redact_path(path)}
     direct = _direct
     if direct is not None and direct.reaches_only_ours(logger):

@@ -43,6 +43,11 @@ ATTACKS = [
     + ".all(c, "
     + TEN
     + ".all(d, true))))",  # a large list literal
+    "[{'k': "
+    + " + ".join(["event.data.notes"] * 8)
+    + "}['k']].exists(s, "
+    + nested(3, "s + s", "map")
+    + ".size() > 0)",  # a grown string passed through a map's value
 ]
 
 

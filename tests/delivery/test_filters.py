@@ -67,6 +67,21 @@ async def test_the_judge_takes_accounts_in_turn() -> None:
         judge.close()
 
 
+async def test_an_evaluation_out_of_memory_is_cut_and_the_next_one_answers_at_once() -> None:
+    judge = FilterJudge(timeout=30, memory_bytes=256 << 20)
+    try:
+        assert await judge.evaluate("a", "true", {}) is Outcome.MATCH  # the process started
+        # A thousand copies of a doubled megabyte: far more than the memory bound.
+        hungry = nested(3, "event.s + event.s", "map") + ".size() > 0"
+        assert await judge.evaluate("a", hungry, {"s": "x" * (1 << 20)}) is Outcome.CUT
+        started = time.perf_counter()
+        assert await judge.evaluate("b", "event.n == 1", {"n": 1}) is Outcome.MATCH
+        # The evaluator forked after the kill is taken at once, not waited for.
+        assert time.perf_counter() - started < 10
+    finally:
+        judge.close()
+
+
 # -- the real server ---------------------------------------------------------------------------
 
 

@@ -22,7 +22,7 @@ from hookline.timeutil import utcnow
 INVITE = "invite"
 RESET = "reset"
 LIFETIMES = {INVITE: timedelta(hours=24), RESET: timedelta(hours=1)}
-# The dashboard path of each kind of link; the token follows it (logs.SECRET_PATHS keeps it out
+# The dashboard path of each kind of link; the token follows it (logs.SECRET_SEGMENTS keeps it out
 # of the logs).
 PATHS = {INVITE: f"{PREFIX}/join/", RESET: f"{PREFIX}/reset/"}
 # What a token looks like (secrets.token_urlsafe(32)); anything else is not looked up.

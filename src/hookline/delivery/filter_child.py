@@ -50,10 +50,13 @@ def main() -> None:
     while True:
         pid = os.fork()
         if pid == 0:
+            # Only the end of the input exits 0: a MemoryError must fork the next evaluator.
+            status = 1
             try:
                 evaluate_lines(memory_bytes)
+                status = 0
             finally:
-                os._exit(0)
+                os._exit(status)
         _, status = os.waitpid(pid, 0)
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
             return  # the input ended

@@ -295,7 +295,9 @@ class _Estimator:
         if kind == "map":
             pairs = [(self.cost(k, scope), self.cost(v, scope)) for k, v in _pairs(parts[0])]
             units = 1 + sum(k.units + v.units for k, v in pairs)
-            return Cost(units, Shape(len(pairs), _widest(*(k.shape for k, _ in pairs))))
+            # One element shape for keys (iterated) and values (indexed): the widest of both.
+            shapes = [shape for k, v in pairs for shape in (k.shape, v.shape)]
+            return Cost(units, Shape(len(pairs), _widest(*shapes)))
         if kind == "unary":
             inner = self.cost(_node(parts[0]), scope)
             return Cost(inner.units + 1, inner.shape)

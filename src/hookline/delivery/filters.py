@@ -133,8 +133,9 @@ class _Child:
             return Outcome.MATCH if answer == b"1\n" else Outcome.MISS
         if answer is None and self._evaluator is not None:
             _kill(self._evaluator)
-        # Late, or ended by the memory limit (its successor's "ready" was read).
-        self._evaluator = None
+        # Late, or ended by the memory limit: then the answer read is its successor's "ready",
+        # which is the evaluator from now on (no other "ready" line will come).
+        self._evaluator = _ready_pid(answer)
         return Outcome.CUT
 
     def _ready(self) -> subprocess.Popen[bytes] | None:
@@ -149,8 +150,7 @@ class _Child:
                 if not line:
                     self.stop()
                     return None
-                if line.startswith(b"ready "):  # skipping a late answer of the one killed
-                    self._evaluator = int(line.split()[1])
+                self._evaluator = _ready_pid(line)  # None: a late answer of the one killed
         return self._process
 
     def _start(self) -> subprocess.Popen[bytes]:
@@ -180,6 +180,11 @@ def _line_within(process: subprocess.Popen[bytes], timeout: float) -> bytes | No
     assert process.stdout is not None
     readable, _, _ = select.select([process.stdout], [], [], max(0.0, timeout))
     return process.stdout.readline() if readable else None
+
+
+def _ready_pid(line: bytes | None) -> int | None:
+    """The evaluator's process id if ``line`` is its ``ready PID``, else None."""
+    return int(line.split()[1]) if line is not None and line.startswith(b"ready ") else None
 
 
 def _kill(pid: int) -> None:

@@ -20,9 +20,21 @@ RESERVED_HEADERS = frozenset(
     {"content-type", "content-length", "host", "user-agent", "connection", "transfer-encoding"}
 )
 RESERVED_PREFIX = "webhook-"
-# Hop-by-hop, framing and expectation fields: they steer the connection, not the receiver.
+# Hop-by-hop, framing, expectation and relaying fields: they steer the connection or the
+# proxies on the way, not the receiver.
 CONTROL_HEADERS = frozenset(
-    {"expect", "te", "trailer", "upgrade", "keep-alive", "proxy-connection", "http2-settings"}
+    {
+        "expect",
+        "te",
+        "trailer",
+        "upgrade",
+        "keep-alive",
+        "proxy-connection",
+        "http2-settings",
+        "via",
+        "max-forwards",
+        "forwarded",
+    }
 )
 # Proxy control and the body's content coding and metadata: the body is plain JSON.
 CONTROL_PREFIXES = ("proxy-", "content-")
@@ -62,6 +74,9 @@ def value_refusal(name: str, value: str) -> str | None:
     """Why ``value`` may not be sent as header ``name``, or None when it may."""
     if len(value) > MAX_HEADER_VALUE:
         return f"header {name}'s value must be at most {MAX_HEADER_VALUE} characters"
+    if value != value.strip(" "):
+        # A receiver's HTTP parser strips them, so the value would not arrive as stored.
+        return f"header {name}'s value may not start or end with a space"
     if not _VISIBLE_ASCII.match(value):
         return (
             f"header {name}'s value may hold only visible ASCII characters and spaces "
@@ -96,4 +111,5 @@ def names_pattern(names: frozenset[str], prefixes: tuple[str, ...]) -> str:
 
 RESERVED_PATTERN = names_pattern(RESERVED_HEADERS, (RESERVED_PREFIX,))
 CONTROL_PATTERN = names_pattern(CONTROL_HEADERS, CONTROL_PREFIXES)
-VALUE_PATTERN = "^[ -~]*$"
+# No surrounding spaces: a receiver's parser would strip them.
+VALUE_PATTERN = "^(?:[!-~](?:[ -~]*[!-~])?)?$"

@@ -45,7 +45,7 @@ _HEADER_VALUE = {
 }
 _NAMES_REFUSED = (
     "not webhook-*, content-*, proxy-*, host, user-agent, connection, transfer-encoding, "
-    "expect, te, trailer, upgrade, keep-alive or http2-settings"
+    "expect, te, trailer, upgrade, keep-alive, http2-settings, via, max-forwards or forwarded"
 )
 Headers = Annotated[
     dict[str, str],
@@ -66,7 +66,7 @@ Headers = Annotated[
         },
         description="Up to 20 custom headers sent with every delivery and receiver-check "
         f"probe: names are RFC 9110 tokens, {_NAMES_REFUSED} (case-insensitive); values are "
-        "..1024 visible ASCII characters and spaces. Stored encrypted; shown masked.",
+        "..1024 visible ASCII characters and inner spaces. Stored encrypted; shown masked.",
     ),
 ]
 HeaderPatch = Annotated[

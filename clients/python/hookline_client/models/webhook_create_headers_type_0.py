@@ -12,9 +12,9 @@ T = TypeVar("T", bound="WebhookCreateHeadersType0")
 @_attrs_define
 class WebhookCreateHeadersType0:
     """Up to 20 custom headers sent with every delivery and receiver-check probe: names are RFC 9110 tokens, not webhook-*,
-    content-*, proxy-*, host, user-agent, connection, transfer-encoding, expect, te, trailer, upgrade, keep-alive or
-    http2-settings (case-insensitive); values are ..1024 visible ASCII characters and spaces. Stored encrypted; shown
-    masked.
+    content-*, proxy-*, host, user-agent, connection, transfer-encoding, expect, te, trailer, upgrade, keep-alive,
+    http2-settings, via, max-forwards or forwarded (case-insensitive); values are ..1024 visible ASCII characters and
+    inner spaces. Stored encrypted; shown masked.
 
     """
 
