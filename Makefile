@@ -81,9 +81,10 @@ pytest: $(STAMP) system-deps $(NODE_DEPS)
 ## Everything CI runs: lint, types, and the whole suite on SQLite and a real PostgreSQL.
 test: lint typecheck pytest
 
-## Regenerate docs/screenshots (the README's pictures); tests alone write theirs to a temp folder.
+## Regenerate docs/screenshots (the README's pictures, taken along a newcomer's first day); tests
+## alone write theirs to a temp folder.
 screenshots: $(STAMP) system-deps
-	$(BIN)/pytest -q tests/dashboard/test_browser.py --screenshots-dir docs/screenshots
+	$(BIN)/pytest -q tests/dashboard/test_newcomer.py --screenshots-dir docs/screenshots
 
 ## A longer schemathesis run against a live server (EXAMPLES=n).
 fuzz: $(STAMP)
