@@ -10,13 +10,25 @@ HOOKLINE_PORT ?= 8000
 .PHONY: run test install system-deps lint typecheck check pytest screenshots fuzz bench clean clients lock
 
 # Python packages at the versions in constraints.txt (the lock; `make lock` regenerates it).
-PIP_INSTALL := $(BIN)/python -m pip install -q -c constraints.txt
+# Quiet: pip's progress and notices are not what someone typing `make run` came to read.
+PIP_INSTALL := $(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt
+# What serving needs (`make run`), and what the checks need on top (`make test` and the rest):
+# one stamp each, so that `make run` never installs the test tools.
+RUN_STAMP := $(VENV)/.installed-run
 
-$(STAMP): pyproject.toml constraints.txt
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+$(VENV)/bin/python:
+	@echo "Creating $(VENV) ..."
+	@$(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -qq --disable-pip-version-check --upgrade pip
+
+$(RUN_STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
+	@echo "Installing hookline into $(VENV) (first run, or pyproject.toml changed) ..."
+	@$(PIP_INSTALL) -q -e .
+	@touch $(RUN_STAMP)
+
+$(STAMP): pyproject.toml constraints.txt | $(VENV)/bin/python
 	$(PIP_INSTALL) -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
 
 install: $(STAMP)
 
@@ -32,15 +44,15 @@ clients: $(STAMP) $(NODE_DEPS)
 	$(BIN)/python scripts/generate_clients.py
 
 ## Set up, migrate the default SQLite file, and serve on 127.0.0.1:8000.
-run: $(STAMP)
-	$(BIN)/hookline migrate
+run: $(RUN_STAMP)
+	@$(BIN)/hookline migrate
 	@echo ""
 	@echo "  hookline is starting on http://$(HOOKLINE_HOST):$(HOOKLINE_PORT)"
 	@echo "  Dashboard (sign up, get an API key): http://$(HOOKLINE_HOST):$(HOOKLINE_PORT)/dashboard"
 	@echo "  Or from a shell: $(BIN)/hookline accounts create my-company"
 	@echo "  API docs: http://$(HOOKLINE_HOST):$(HOOKLINE_PORT)/docs"
 	@echo ""
-	exec $(BIN)/hookline serve --host $(HOOKLINE_HOST) --port $(HOOKLINE_PORT)
+	@exec $(BIN)/hookline serve --host $(HOOKLINE_HOST) --port $(HOOKLINE_PORT)
 
 system-deps:
 	bash scripts/install-system-deps.sh
@@ -69,9 +81,10 @@ pytest: $(STAMP) system-deps $(NODE_DEPS)
 ## Everything CI runs: lint, types, and the whole suite on SQLite and a real PostgreSQL.
 test: lint typecheck pytest
 
-## Regenerate docs/screenshots (the README's pictures); tests alone write theirs to a temp folder.
+## Regenerate docs/screenshots (the README's pictures, taken along a newcomer's first day); tests
+## alone write theirs to a temp folder.
 screenshots: $(STAMP) system-deps
-	$(BIN)/pytest -q tests/dashboard/test_browser.py --screenshots-dir docs/screenshots
+	$(BIN)/pytest -q tests/dashboard/test_newcomer.py --screenshots-dir docs/screenshots
 
 ## A longer schemathesis run against a live server (EXAMPLES=n).
 fuzz: $(STAMP)

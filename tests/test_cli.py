@@ -296,7 +296,7 @@ def test_serve_closes_its_socket_when_the_server_does_not_start(
     handed: list[socket.socket] = []
     monkeypatch.setenv("HOOKLINE_DATABASE_URL", f"sqlite:///{tmp_path / 'cli.db'}")
     monkeypatch.setenv("HOOKLINE_WORKERS", "1")
-    monkeypatch.setattr(logs, "configure_logging", lambda _level: None)
+    monkeypatch.setattr(logs, "configure_logging", lambda _level, **_options: None)
 
     def fail_to_start(_server: uvicorn.Server, sockets: list[socket.socket]) -> None:
         handed.extend(sockets)  # and server.started stays False, as after a failed lifespan

@@ -1,20 +1,27 @@
-"""The JSON log lines, and the access log's direct path (``logs.log_access``), which must write
-exactly the line the formatter makes of a record, and only when no other handler would see it."""
+"""The JSON log lines and the text ones, the access log's direct path (``logs.log_access``),
+which must write exactly the line the formatter makes of a record, and only when no other handler
+would see it, and what `hookline serve` says on a terminal."""
 
 from __future__ import annotations
 
 import calendar
 import io
 import logging
+import os
 import re
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 
 from hookline import logs
+from tests.conftest import TEST_SECRET_KEY
+from tests.support.server import running_server
+from tests.support.waiting import wait_until
 
 _FIELDS = {
     "request_id": "req_1",
@@ -150,3 +157,107 @@ def test_the_access_line_of_a_link_path_holds_no_token(stream: io.StringIO) -> N
     logs.log_access(logging.getLogger("hookline.access"), "request", fields)
     assert '"path":"/dashboard/reset/…"' in stream.getvalue() and "B" * 43 not in stream.getvalue()
     assert fields["path"] == path  # the caller's fields are left as they were
+
+
+def _configure_as(out: io.StringIO, log_format: logs.LogFormat) -> logging.StreamHandler[Any]:
+    logs.configure_logging("INFO", process_name="serve-1", log_format=log_format)
+    handler = logging.getLogger().handlers[0]
+    assert isinstance(handler, logging.StreamHandler)
+    handler.setStream(out)
+    return handler
+
+
+_CLOCK = re.compile(r"^\d\d:\d\d:\d\d ")
+
+
+def test_a_request_in_text_reads_method_path_status_duration_and_id(
+    stream: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    handler = _configure_as(stream, "text")
+    made = _records_made(monkeypatch)
+    access = logging.getLogger("hookline.access")
+    logs.log_access(access, "request", dict(_FIELDS))
+    direct = stream.getvalue()
+    assert made == []  # the direct path holds in text too
+    record = access.makeRecord(
+        access.name, logging.INFO, "f", 1, "request", (), None, None, dict(_FIELDS)
+    )
+    assert _CLOCK.sub("", direct) == _CLOCK.sub("", handler.format(record)) + "\n"
+    expected = "INFO    serve-1 POST /v1/contacts 201 1.2 ms req_1 account_id=acct_2\n"
+    assert _CLOCK.match(direct) and direct[9:] == expected, direct
+
+
+def test_text_lines_name_the_logger_and_add_fields_and_the_traceback(
+    stream: io.StringIO,
+) -> None:
+    _configure_as(stream, "text")
+    log = logging.getLogger("hookline.delivery")
+    log.warning("webhook %s disabled", "wh_1", extra={"worker_id": "wrk_1", "nothing": None})
+    try:
+        raise ValueError("the reason")
+    except ValueError:
+        log.exception("pruning failed")
+    logging.getLogger("uvicorn.error").info("Application startup complete.")
+    lines = stream.getvalue().splitlines()
+    assert (
+        lines[0][9:] == "WARNING serve-1 hookline.delivery: webhook wh_1 disabled worker_id=wrk_1"
+    )
+    assert lines[1][9:] == "ERROR   serve-1 hookline.delivery: pruning failed"
+    assert lines[2] == "Traceback (most recent call last):"
+    assert "ValueError: the reason" in lines
+    # uvicorn's lifecycle lines come from "uvicorn.error": shown as what they are, not errors.
+    assert lines[-1][9:] == "INFO    serve-1 uvicorn: Application startup complete."
+    assert all(not line.startswith("{") for line in lines)
+
+
+def test_auto_is_text_on_a_terminal_and_json_anywhere_else(tmp_path: Path) -> None:
+    leader, follower = os.openpty()
+    with os.fdopen(follower, "w") as terminal, (tmp_path / "log").open("w") as file:
+        assert isinstance(logs.chosen_formatter("auto", terminal), logs.TextFormatter)
+        assert isinstance(logs.chosen_formatter("auto", file), logs.JsonFormatter)
+        assert isinstance(logs.chosen_formatter("json", terminal), logs.JsonFormatter)
+        assert isinstance(logs.chosen_formatter("text", file), logs.TextFormatter)
+    os.close(leader)
+
+
+def test_libraries_say_nothing_below_a_warning(stream: io.StringIO) -> None:
+    _configure_as(stream, "json")
+    plugins = logging.getLogger("alembic.runtime.plugins")
+    plugins.info("setup plugin alembic.autogenerate.schemas")
+    logging.getLogger("alembic.runtime.migration").info("Will assume non-transactional DDL.")
+    assert stream.getvalue() == ""
+    plugins.warning("a real problem")
+    assert orjson.loads(stream.getvalue())["message"] == "a real problem"
+
+
+def test_serve_in_text_says_what_matters_and_no_process_warns_of_its_sibling(
+    tmp_path: Path,
+) -> None:
+    """What `make run` shows on a terminal: `serve` with two processes on one SQLite file."""
+    env = {
+        "HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path / 'text.db'}",
+        "HOOKLINE_SECRET_KEY": TEST_SECRET_KEY,
+        "HOOKLINE_LOG_FORMAT": "text",
+        # Heartbeats every second, where a worker looks for others.
+        "HOOKLINE_DELIVERY_LEASE_SECONDS": "3",
+        "HOOKLINE_DELIVERY_TOTAL_TIMEOUT": "2",
+        "HOOKLINE_DELIVERY_CONNECT_TIMEOUT": "1",
+        # DEBUG, so that a worker's look at its sibling shows (as a debug line, not a warning).
+        "HOOKLINE_LOG_LEVEL": "DEBUG",
+    }
+    with running_server(env, args=("--workers", "2")) as server:
+        answer = httpx.get(server.base_url + "/healthz", headers={"X-Request-Id": "req-look"})
+        assert answer.status_code == 200
+        wait_until(lambda: "req-look" in server.logs(), message="the request's line")
+        # Each worker sees the other: the later one at its start, the first one at a heartbeat.
+        sibling = "of this serve started"
+        wait_until(lambda: server.logs().count(sibling) == 2, within=60, message="both looks")
+        said = server.logs()
+    lines = said.splitlines()
+    request = re.compile(
+        r"^\d\d:\d\d:\d\d INFO    serve-[12] GET /healthz 200 \d+\.\d ms req-look$"
+    )
+    assert [line for line in lines if request.match(line)], said
+    assert not [line for line in lines if line.startswith("{")], "a JSON line on a terminal"
+    assert "alembic" not in said and "setup plugin" not in said
+    assert "another delivery worker" not in said and "WARNING" not in said, said

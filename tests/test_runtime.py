@@ -46,7 +46,7 @@ def test_serve_and_worker_settle_the_heap_just_before_they_start(
     calls: list[str] = []
     monkeypatch.setenv("HOOKLINE_DATABASE_URL", f"sqlite:///{tmp_path / 'runtime.db'}")
     monkeypatch.setenv("HOOKLINE_WORKERS", "1")
-    monkeypatch.setattr(logs, "configure_logging", lambda _level: None)
+    monkeypatch.setattr(logs, "configure_logging", lambda _level, **_options: None)
     monkeypatch.setattr(runtime, "settle_heap", lambda: calls.append("settle"))
 
     def serve(server: uvicorn.Server, sockets: Any = None) -> None:

@@ -213,9 +213,11 @@ def _serve(args: argparse.Namespace) -> int:
             folder = path.resolve().parent
             raise CliError(f"cannot create {label}: the folder {folder} does not exist")
         if workers == 1:
-            configure_logging(settings.log_level)
+            configure_logging(settings.log_level, log_format=settings.log_format)
             return _serve_in_this_process(settings, listener)
-        configure_logging(settings.log_level, process_name="supervisor")
+        configure_logging(
+            settings.log_level, process_name="supervisor", log_format=settings.log_format
+        )
         return _serve_in_processes(settings, listener, workers)
 
 
@@ -266,7 +268,9 @@ def _supervise(settings: Settings, listener: socket.socket, workers: int) -> int
         raise CliError(f"cannot listen on {host}:{port}: {exc.strerror}; check --port") from None
 
     def run_child(slot: int) -> int:
-        configure_logging(settings.log_level, process_name=f"serve-{slot}")
+        configure_logging(
+            settings.log_level, process_name=f"serve-{slot}", log_format=settings.log_format
+        )
         own = listeners[slot - 1]
         for other in listeners:
             if other is not own:
@@ -348,7 +352,7 @@ def cmd_worker(_args: argparse.Namespace) -> int:
     from hookline.runtime import settle_heap
 
     settings = load_settings()
-    configure_logging(settings.log_level)
+    configure_logging(settings.log_level, log_format=settings.log_format)
     settle_heap()
 
     async def work() -> None:

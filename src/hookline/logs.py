@@ -1,4 +1,7 @@
-"""Structured logging: one JSON object per line on stderr.
+"""Logging on stderr: one JSON object per line for machines, a plain line for people.
+
+``HOOKLINE_LOG_FORMAT`` picks: ``json``, ``text``, or ``auto`` (the default: text when stderr is
+a terminal, JSON otherwise, so a log collector never gets the human lines by accident).
 
 Only the fields we put in ``extra`` are printed; request bodies, headers and query strings never
 reach a log line, so keys and secrets cannot leak through logging. A path that carries a secret
@@ -19,7 +22,7 @@ import os
 import re
 import sys
 import time
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -29,6 +32,10 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) | {
     "color_message",  # uvicorn's ANSI-coloured duplicate of the message
 }
 _SECOND = "%Y-%m-%dT%H:%M:%S"
+LogFormat = Literal["auto", "json", "text"]
+# Libraries that narrate their own start-up at INFO (Alembic's plugins and dialect): only their
+# warnings are worth a reader's line.
+_CHATTY_LIBRARIES = ("alembic",)
 
 SECRET_SEGMENTS = re.compile(r"/+(?:join|reset)/", re.IGNORECASE)
 """Where a path's rest may be a secret: after a ``join`` or ``reset`` segment, the token of an
@@ -59,7 +66,10 @@ class _Seconds:
         return self.spelled
 
 
-class JsonFormatter(logging.Formatter):
+class LineFormatter(logging.Formatter):
+    """A record as one line (plus a traceback, if any): the fields we put in ``extra``, never
+    anything else of the record. ``line`` spells it; ``log_access`` calls it directly."""
+
     process_name: str | None = None
     """Set when ``hookline serve`` runs several processes: each line then says which one."""
 
@@ -89,6 +99,19 @@ class JsonFormatter(logging.Formatter):
         pid: int | None,
         fields: dict[str, Any],
     ) -> str:
+        raise NotImplementedError
+
+
+class JsonFormatter(LineFormatter):
+    def line(
+        self,
+        created: float,
+        level: str,
+        logger: str,
+        message: str,
+        pid: int | None,
+        fields: dict[str, Any],
+    ) -> str:
         """The JSON line: time (UTC, milliseconds), level, logger, message, then ``fields``."""
         millis = int((created - int(created)) * 1000)  # as LogRecord.msecs
         entry: dict[str, Any] = {
@@ -104,10 +127,72 @@ class JsonFormatter(logging.Formatter):
         return orjson.dumps(entry, default=str).decode()
 
 
+ACCESS_LOGGER = "hookline.access"
+# uvicorn logs its start and stop under "uvicorn.error", which reads as an error: not one.
+_SHOWN_NAMES = {"uvicorn.error": "uvicorn"}
+_ACCESS_FIELDS = ("method", "path", "status", "duration_ms", "request_id")
+
+
+class TextFormatter(LineFormatter):
+    """For a person at a terminal: local time, level, process, then the message in words.
+
+    ``12:04:05 INFO  serve-1 hookline.delivery: delivery worker wrk_... started``; a request is
+    ``12:04:05 INFO  serve-1 GET /v1/contacts 201 3.1 ms req_...``. Other fields follow as
+    ``name=value``; a traceback follows on its own lines."""
+
+    def line(
+        self,
+        created: float,
+        level: str,
+        logger: str,
+        message: str,
+        pid: int | None,
+        fields: dict[str, Any],
+    ) -> str:
+        head = [time.strftime("%H:%M:%S", time.localtime(created)), f"{level.upper():<7}"]
+        if self.process_name is not None:
+            head.append(self.process_name)
+        rest = dict(fields)
+        exception = rest.pop("exception", None)
+        if logger == ACCESS_LOGGER and "method" in rest:
+            words = _access_words(rest)
+        else:
+            words = f"{_SHOWN_NAMES.get(logger, logger)}: {message}"
+        extras = "".join(f" {name}={value}" for name, value in rest.items() if value is not None)
+        text = " ".join(head) + " " + words + extras
+        return text if exception is None else f"{text}\n{exception}"
+
+
+def _access_words(fields: dict[str, Any]) -> str:
+    """``GET /path 200 3.1 ms req_...``: the request's line, taking its fields out of
+    ``fields``; the account id stays there only when it is set."""
+    method, path, status, duration, request_id = (fields.pop(n, None) for n in _ACCESS_FIELDS)
+    parts = [str(method or "-"), str(path or "-"), str(status)]
+    if duration is not None:
+        parts.append(f"{duration:.1f} ms" if isinstance(duration, float) else f"{duration} ms")
+    if request_id is not None:
+        parts.append(str(request_id))
+    return " ".join(parts)
+
+
+def chosen_formatter(log_format: LogFormat, stream: Any) -> LineFormatter:
+    """``auto``: text for a terminal, JSON for anything else (a file, a pipe, a collector)."""
+    if log_format == "auto":
+        log_format = "text" if _is_terminal(stream) else "json"
+    return TextFormatter() if log_format == "text" else JsonFormatter()
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
 class _Direct:
     """``configure_logging``'s handler and formatter, for ``log_access``."""
 
-    def __init__(self, handler: logging.StreamHandler[Any], formatter: JsonFormatter) -> None:
+    def __init__(self, handler: logging.StreamHandler[Any], formatter: LineFormatter) -> None:
         self.handler = handler
         self.formatter = formatter
         self.only = [handler]
@@ -162,11 +247,14 @@ def log_access(logger: logging.Logger, message: str, fields: dict[str, Any]) -> 
     logger.info(message, extra=fields)
 
 
-def configure_logging(level: str, *, process_name: str | None = None) -> None:
-    """JSON lines on stderr; ``process_name`` (with the pid) on each when there are several."""
+def configure_logging(
+    level: str, *, process_name: str | None = None, log_format: LogFormat = "auto"
+) -> None:
+    """Lines on stderr in ``log_format``; ``process_name`` (with the pid in JSON) on each when
+    there are several processes."""
     global _direct
     handler = logging.StreamHandler(sys.stderr)
-    formatter = JsonFormatter()
+    formatter = chosen_formatter(log_format, sys.stderr)
     formatter.process_name = process_name
     handler.setFormatter(formatter)
     root = logging.getLogger()
@@ -174,7 +262,7 @@ def configure_logging(level: str, *, process_name: str | None = None) -> None:
     root.setLevel(level)
     _direct = _Direct(handler, formatter)
     # These log SQL parameters (request values, key hashes) at DEBUG/INFO: never let them.
-    for name in ("aiosqlite", "sqlalchemy.engine", "asyncpg"):
+    for name in ("aiosqlite", "sqlalchemy.engine", "asyncpg", *_CHATTY_LIBRARIES):
         logging.getLogger(name).setLevel(logging.WARNING)
     # uvicorn's access log prints query strings; ours (hookline.access) replaces it.
     logging.getLogger("uvicorn.access").disabled = True

@@ -109,6 +109,8 @@ class Settings(BaseSettings):
     signup: Literal["open", "closed"] = "open"
     secret_key: str | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # Log lines as JSON, as text for people, or "auto": text on a terminal, JSON elsewhere.
+    log_format: Literal["auto", "json", "text"] = "auto"
     # The defaults of `hookline serve --host/--port`.
     host: str = Field(default="127.0.0.1", min_length=1)
     port: int = Field(default=8000, ge=1, le=65535)

@@ -1,8 +1,8 @@
 """The whole journey in a real browser (Debian's Chromium, headless, driven by Playwright)
-against the real ``hookline serve`` and a real webhook receiver.
-
-Screenshots of the main pages go to the ``screenshots`` folder: a temporary one, or
-docs/screenshots with ``make screenshots`` (the README shows them).
+against the real ``hookline serve`` and a real webhook receiver, then every page of the
+dashboard, forms included, at laptop and phone width: nothing sticks out sideways and every
+button and field is in sight. Their screenshots go to the test's temporary folder (the README's
+come from tests/dashboard/test_newcomer.py).
 """
 
 from __future__ import annotations
@@ -16,7 +16,13 @@ from playwright.async_api import Browser, Page, expect
 from standardwebhooks import Webhook
 
 from tests.support import browser as support
-from tests.support.browser import LAPTOP, PHONE, assert_fits_width, reload_until_visible
+from tests.support.browser import (
+    LAPTOP,
+    PHONE,
+    assert_fits_both_widths,
+    assert_fits_width,
+    reload_until_visible,
+)
 from tests.support.receiver import Receiver
 from tests.support.server import async_running_server
 from tests.support.waiting import eventually
@@ -26,9 +32,16 @@ pytestmark = pytest.mark.slow
 PASSWORD = "a long and unguessable passphrase"
 
 
-async def test_journey(browser: Browser, tmp_path: Path, screenshots: Path) -> None:
+CLOSED_PORT_URL = "http://127.0.0.1:9/nobody-listens"
+LONG_HEADER = "X-A-Rather-Long-Gateway-Authorisation-Header-Name"
+
+
+async def test_journey(browser: Browser, tmp_path: Path) -> None:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+
     async def shot(page: Page, name: str) -> None:
-        await support.shot(page, screenshots, name)
+        await support.shot(page, pages, name)
 
     env = {
         "HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite",
@@ -127,6 +140,84 @@ async def test_journey(browser: Browser, tmp_path: Path, screenshots: Path) -> N
         await shot(page, "contacts")
         await page.goto("/dashboard/events")
         await shot(page, "events")
+
+        # A second webhook, to a port nobody listens on, with a custom header: its attempt got
+        # no response, which the delivery page says in one line.
+        await page.goto("/dashboard/webhooks/new")
+        await page.get_by_label("Endpoint URL").fill(CLOSED_PORT_URL)
+        await page.get_by_label("Header 1").fill(LONG_HEADER)
+        await page.get_by_label("Value 1").fill("s3cret")
+        await page.get_by_role("button", name="Create webhook").click()
+        await expect(page.get_by_label("Signing secret")).to_be_visible()
+        silent_url = page.url
+        await page.get_by_role("button", name="Send test event").click()
+        await reload_until_visible(page, page.locator("tbody .badge-failed, tbody .badge-pending"))
+        await page.get_by_role("link", name="webhook.test").first.click()
+        await reload_until_visible(page, page.get_by_text("Attempt 1"))
+        no_response = page.locator(".attempt .no-response")
+        await expect(no_response).to_have_count(1)
+        await expect(no_response).to_have_text(re.compile(r"^No response: connection failed"))
+        await expect(page.locator(".attempt")).not_to_contain_text("Empty response body")
+        await expect(page.locator(".attempt")).not_to_contain_text("no response")
+        silent_delivery_url = page.url
+
+        # A call, for the calls pages.
+        called = await api.post(
+            "/v1/calls",
+            headers=auth,
+            json={"call_type": "inbound", "customer_phone_number": "+15551234567"},
+        )
+        assert called.status_code == 201, called.text
+        call_id = called.json()["id"]
+        contact_id = created.json()["id"]
+        event_id = first.json()["id"]
+
+        # The receiver check's report (answered by a receiver that accepts everything).
+        await page.goto(webhook_url)
+        await page.get_by_role("button", name="Check receiver").click()
+        await expect(page.get_by_role("heading", name="Receiver check")).to_be_visible()
+        await assert_fits_width(page)
+        await page.set_viewport_size(PHONE)
+        await assert_fits_width(page)
+        await shot(page, "conformance-phone")
+        await page.set_viewport_size(LAPTOP)
+
+        # Every page, forms included, at both widths.
+        await page.goto("/dashboard/keys")
+        revoke_href = await page.get_by_role(
+            "link", name="Revoke the key journey test"
+        ).get_attribute("href")
+        assert revoke_href is not None
+        since = "2026-01-01T00:00"
+        every_page = {
+            "overview": "/dashboard",
+            "keys": "/dashboard/keys",
+            "key-revoke": revoke_href,
+            "webhooks": "/dashboard/webhooks",
+            "webhook-new": "/dashboard/webhooks/new",
+            "webhook": webhook_url,
+            "webhook-silent": silent_url,
+            "webhook-edit": f"{silent_url}/edit",
+            "webhook-recover": f"{webhook_url}/recover",
+            "webhook-recover-count": f"{webhook_url}/recover?since={since}&until=",
+            "webhook-rotate": f"{webhook_url}/rotate-secret",
+            "webhook-delete": f"{webhook_url}/delete",
+            "delivery": silent_delivery_url,
+            "contacts": "/dashboard/contacts",
+            "contact-new": "/dashboard/contacts/new",
+            "contact": f"/dashboard/contacts/{contact_id}",
+            "contact-edit": f"/dashboard/contacts/{contact_id}/edit",
+            "contact-delete": f"/dashboard/contacts/{contact_id}/delete",
+            "calls": "/dashboard/calls",
+            "call": f"/dashboard/calls/{call_id}",
+            "events": "/dashboard/events",
+            "event": f"/dashboard/events/{event_id}",
+            "team": "/dashboard/team",
+            "settings": "/dashboard/settings",
+            "not-found": "/dashboard/no-such-page",
+        }
+        for name, url in every_page.items():
+            await assert_fits_both_widths(page, url, pages, name)
 
         # Revoke the key (with a confirmation step) and the API refuses it at once.
         await page.goto("/dashboard/keys")

@@ -126,6 +126,12 @@ async def test_the_webhook_page_shows_stats_and_an_svg_chart(signed_in: Dash, db
     assert svg.count('class="ok"') == 1 and svg.count('class="failed"') == 1
     assert "2 succeeded, 0 failed" in svg and "0 succeeded, 1 failed" in svg
     assert "http" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    # Axes, unit and legend: the scale's top is the tallest bar (2 attempts in one hour).
+    chart = section[section.index('id="chart"') : section.index("</figure>")]
+    assert re.search(r'class="chart-y"[^>]*><span>2</span><span>0</span>', chart), chart
+    assert "each bar: attempts per hour" in chart
+    assert "<span>24 hours ago</span><span>now</span>" in chart
+    assert '<li class="ok">Succeeded</li><li class="failed">Failed</li>' in chart
     csp = page.headers["content-security-policy"]
     assert "default-src 'self'" in csp and "unsafe-inline" not in csp
 

@@ -348,3 +348,21 @@ async def test_delivery_log_and_retry(signed_in: Dash, db: Database) -> None:
     assert retried.status_code == 303
     detail = await signed_in.get(retried.headers["location"])
     assert "Retry queued" in detail.text and "badge-pending" in detail.text
+
+
+async def test_settings_show_the_accounts_own_id_to_copy(
+    signed_in: Dash, other_signed_in: Dash, db: Database
+) -> None:
+    page = await signed_in.get("/dashboard/settings")
+    assert page.status_code == 200
+    async with db.read() as conn:
+        account_id = await conn.scalar(
+            select(users.c.account_id).where(users.c.email == signed_in.email)
+        )
+    field = re.search(r'<input id="account-id"[^>]* readonly value="([^"]+)"', page.text)
+    assert field and field.group(1) == account_id
+    assert 'data-copy="account-id"' in page.text
+    assert f"hookline users add --account {account_id} " in page.text
+    assert 'href="/dashboard/settings" aria-current="page"' in page.text
+    theirs = await other_signed_in.get("/dashboard/settings")
+    assert account_id not in theirs.text

@@ -112,9 +112,34 @@ _HIDDEN_SCROLL = """() => [...document.querySelectorAll("body *")]
   .map(el => el.tagName.toLowerCase() + "." + el.className)"""
 
 
+# Controls (buttons, fields) not wholly in sight: past the window's edge, or scrolled out of a
+# box that scrolls sideways (a wide table's action column off to the right).
+_CONTROLS_OUT_OF_SIGHT = """() => {
+  const out = [];
+  for (const el of document.querySelectorAll(
+      "button, .button, input:not([type=hidden]), select, textarea")) {
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 || el.closest(".visually-hidden, .skip")) continue;
+    let left = 0, right = window.innerWidth;
+    for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) {
+      if (["auto", "scroll", "hidden"].includes(getComputedStyle(up).overflowX)) {
+        const frame = up.getBoundingClientRect();
+        left = Math.max(left, frame.left);
+        right = Math.min(right, frame.right);
+      }
+    }
+    if (box.left < left - 1 || box.right > right + 1) {
+      out.push(el.tagName.toLowerCase() + " " + (el.textContent.trim() || el.name || el.id));
+    }
+  }
+  return out;
+}"""
+
+
 async def assert_fits_width(page: Page) -> None:
     """Nothing sticks out sideways: the page does not scroll horizontally, whatever is wider
-    than the screen sits in a container that scrolls, and shows that it does."""
+    than the screen sits in a container that scrolls, and shows that it does; and every button
+    and field is in sight without scrolling anything sideways."""
     page_width = await page.evaluate("document.scrollingElement.scrollWidth")
     inner = await page.evaluate("window.innerWidth")
     clipped = await page.evaluate(_CLIPPED)
@@ -123,3 +148,21 @@ async def assert_fits_width(page: Page) -> None:
     assert clipped == [], f"{where} cuts off {clipped[:8]}"
     hidden = await page.evaluate(_HIDDEN_SCROLL)
     assert hidden == [], f"{where} scrolls with no sign of it: {hidden}"
+    out_of_sight = await page.evaluate(_CONTROLS_OUT_OF_SIGHT)
+    assert out_of_sight == [], f"{where} has controls out of sight: {out_of_sight}"
+
+
+async def assert_fits_both_widths(page: Page, url: str, folder: Path, name: str) -> None:
+    """The page at ``url`` fits a laptop and a phone, in ``page`` (its viewport is restored);
+    a full-page screenshot of each as ``folder/name-desktop.png`` and ``-phone.png``."""
+    before = page.viewport_size
+    try:
+        for size, label in ((LAPTOP, "desktop"), (PHONE, "phone")):
+            await page.set_viewport_size(size)
+            await page.goto(url)
+            await expect(page.locator("main")).to_be_visible()
+            await assert_fits_width(page)
+            await shot(page, folder, f"{name}-{label}")
+    finally:
+        if before is not None:
+            await page.set_viewport_size(before)

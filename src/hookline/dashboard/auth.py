@@ -136,14 +136,17 @@ async def signup_page(request: Request, session: OptionalSession) -> Response:
     return anonymous_page(request, "signup.html", {"errors": {}, "values": {}})
 
 
+PASSWORDS_DIFFER = "The two passwords differ; type the same one twice."
+
+
 async def new_password_errors(password: str, confirm: str, email: str) -> dict[str, str]:
     """The password fields' errors (sign-up, invitation, reset); empty when they will do."""
     problem = await users.password_problem(password, email)
-    if problem:
-        return {"password": problem}
-    if password != confirm:
-        return {"password_confirm": "The two passwords differ; type the same one twice."}
-    return {}
+    # Both at once: every mistake is shown on one round trip.
+    return {
+        **({"password": problem} if problem else {}),
+        **({"password_confirm": PASSWORDS_DIFFER} if password != confirm else {}),
+    }
 
 
 async def _signup_errors(raw_email: str, password: str, confirm: str) -> tuple[str, dict[str, str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
+from hookline.dashboard.people import account_name
 from hookline.dashboard.sessions import CurrentSession, optional_session
 from hookline.dashboard.web import PREFIX, database, not_found, redirect, render
 from hookline.domain import contacts, events, keys, webhooks
@@ -33,6 +34,15 @@ async def overview(request: Request, session: CurrentSession) -> HTMLResponse:
         "base_url": str(request.base_url).rstrip("/"),
     }
     return render(request, "overview.html", context)
+
+
+@router.get("/settings")
+async def settings(request: Request, session: CurrentSession) -> HTMLResponse:
+    """The account's id (what `hookline users add --account` and support ask for) and name."""
+    async with database(request).read() as conn:
+        name = await account_name(conn, session.account_id)
+    context = {"account_id": session.account_id, "account_name": name}
+    return render(request, "settings.html", context)
 
 
 @router.get("/")

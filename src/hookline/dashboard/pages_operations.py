@@ -49,6 +49,34 @@ class ChartBar:
     label: str
 
 
+@dataclass(frozen=True)
+class ChartAxes:
+    """What the chart's axes say: the top of the scale, the bars' unit, the window's ends."""
+
+    top: int
+    unit: str
+    start: str
+    end: str
+
+
+def chart_axes(bars: list[stats.Bar], window: timedelta) -> ChartAxes:
+    """The y scale runs from 0 to the tallest bar (1 when there is none); each bar counts the
+    attempts of its span, which the unit names."""
+    tallest = max((b.succeeded + b.failed for b in bars), default=0) or 1
+    span = bars[1].start - bars[0].start if len(bars) > 1 else window
+    return ChartAxes(tallest, f"attempts per {_spelled(span)}", f"{_spelled(window)} ago", "now")
+
+
+def _spelled(span: timedelta) -> str:
+    """``hour``, ``2 hours``, ``minute``, ``24 hours``: a span in the largest whole unit."""
+    seconds = int(span.total_seconds())
+    for size, unit in ((3600, "hour"), (60, "minute"), (1, "second")):
+        if seconds % size == 0 and seconds >= size:
+            count = seconds // size
+            return unit if count == 1 else f"{count} {unit}s"
+    return f"{span.total_seconds():g} seconds"
+
+
 def chart_bars(bars: list[stats.Bar]) -> list[ChartBar]:
     """SVG geometry of the outcomes chart: succeeded (bottom) and failed (on top) per bar."""
     tallest = max((b.succeeded + b.failed for b in bars), default=0) or 1
@@ -81,6 +109,7 @@ async def webhook_health(conn: Connection, webhook_id: str, settings: Settings) 
     return {
         "stats": figures,
         "chart": chart_bars(bars),
+        "chart_axes": chart_axes(bars, DEFAULT_STATS_WINDOW),
         "chart_size": (CHART_WIDTH, CHART_HEIGHT),
         "mail_notice": None if mail.is_configured(settings) else mail.NOT_CONFIGURED_NOTICE,
     }

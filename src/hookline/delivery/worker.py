@@ -853,10 +853,13 @@ class Worker:
             if peer.id in self._peers_seen:
                 continue
             self._peers_seen.add(peer.id)
-            # A process of the same `hookline serve --workers N` is the design, not a mistake.
-            expected = not self.db.is_sqlite or supervisor.is_sibling(peer.hostname, peer.pid)
+            # A process of the same `hookline serve --workers N` is the design: not news to
+            # anyone reading the log, and never a reason to "stop one".
+            if supervisor.is_sibling(peer.hostname, peer.pid):
+                log.debug("delivery worker %s of this serve started", peer.id)
+                continue
             log.log(
-                logging.INFO if expected else logging.WARNING,
+                logging.WARNING if self.db.is_sqlite else logging.INFO,
                 "another delivery worker shares this database: %s (host %s, pid %s); each "
                 "delivery is sent once, by whichever worker claims it, with that process's "
                 "settings. If that is not intended, stop one (docs/operations.md)",
