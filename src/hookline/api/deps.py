@@ -95,11 +95,13 @@ def remember_use(scope: Scope, db: Database, context: AuthContext) -> None:
 
 @dataclass(frozen=True, slots=True)
 class KeyRule:
-    """A route's key rule: the key (401), its rate limit (429), then ``scope`` (403; None: any
-    valid key). Declared once, by the auth parameter's type (``ContactsWrite``, ...), it is the
-    route's metadata (``api.routing.DirectRoute.scope``), and the route runner runs it first."""
+    """A route's key rule: the key (401), its rate limit (429), then one of ``scopes`` (403;
+    none: any valid key). Declared once, by the auth parameter's type (``ContactsWrite``, ...),
+    it is the route's metadata (``api.routing.DirectRoute.scopes``), and the route runner runs
+    it first."""
 
-    scope: str | None
+    scopes: tuple[str, ...]
+    """Any one of them will do; empty: any valid key."""
     check: Callable[[Request], Awaitable[AuthContext]]
 
 
@@ -121,7 +123,24 @@ def require(scope: str | None) -> Callable[[Request], Awaitable[AuthContext]]:
         return context
 
     check.__name__ = f"require_{(scope or 'key').replace(':', '_')}"
-    _KEY_RULES[check] = KeyRule(scope, check)
+    _KEY_RULES[check] = KeyRule((scope,) if scope else (), check)
+    return check
+
+
+def require_any(
+    scopes: tuple[str, ...], refusal: str
+) -> Callable[[Request], Awaitable[AuthContext]]:
+    """The dependency of a key holding at least one of ``scopes``; ``refusal`` is the 403's
+    message, which names them."""
+
+    async def check(request: Request) -> AuthContext:
+        context = await authenticate(request)
+        if not any(scope in context.scopes for scope in scopes):
+            raise Forbidden(refusal)
+        return context
+
+    check.__name__ = "require_any_of_" + "_".join(s.replace(":", "_") for s in scopes)
+    _KEY_RULES[check] = KeyRule(scopes, check)
     return check
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from hookline.api.deps import DB, authenticate
+from hookline.api.deps import DB, require_any
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import (
     CursorQuery,
@@ -34,18 +34,16 @@ SCOPE_NOTE = (
 )
 
 
-async def require_event_reader(request: Request) -> AuthContext:
-    """The key, if it holds at least one of the scopes that read events."""
-    context = await authenticate(request)
-    if not any(scope in context.scopes for scope in domain.READ_SCOPES):
-        raise Forbidden(
+EventsRead = Annotated[
+    AuthContext,
+    Depends(
+        require_any(
+            domain.READ_SCOPES,
             "This API key can read no events: it needs "
-            f"{', '.join(domain.READ_SCOPES[:-1])} or {domain.READ_SCOPES[-1]}."
+            f"{', '.join(domain.READ_SCOPES[:-1])} or {domain.READ_SCOPES[-1]}.",
         )
-    return context
-
-
-EventsRead = Annotated[AuthContext, Depends(require_event_reader)]
+    ),
+]
 
 
 def readable(auth: AuthContext, wanted: Sequence[str] | None) -> Sequence[str] | None:

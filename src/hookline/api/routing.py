@@ -9,7 +9,7 @@ no second way a request could take.
 
 The runner's steps, in this order:
 
-1. the key: the route's scope is route metadata (``DirectRoute.scope``), declared once by the
+1. the key: the route's scope is route metadata (``DirectRoute.scopes``), declared once by the
    auth parameter's type (``ContactsWrite``, ...: ``api.deps.require``). The key (401), its
    rate limit (429), then the scope (403). A ``/v1`` route that declares no key is refused;
 2. the other dependencies, each ``async def f(request: Request)``, in declaration order
@@ -82,10 +82,11 @@ class DirectRoute(APIRoute):
             raise TypeError(f"{path}: a /v1 route declares the key it needs (api.deps.require)")
 
     @property
-    def scope(self) -> str | None:
-        """The scope the route's key needs (route metadata); None when any key will do."""
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes of which the route's key needs one (route metadata); empty when any key
+        will do."""
         key = self.runner.key
-        return key[1].scope if key is not None else None
+        return key[1].scopes if key is not None else ()
 
     @property
     def needs_key(self) -> bool:
