@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
 
@@ -66,12 +66,14 @@ async def list_contacts(
     tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
     phone_number: Annotated[str | None, Query(json_schema_extra={"pattern": PHONE_PATTERN})] = None,
     email: Annotated[str | None, Query(max_length=254)] = None,
+    do_not_call: Annotated[Literal["true", "false"] | None, Query()] = None,
 ) -> JSONResponse:
     filters = domain.ContactFilters(
         search=search.strip() if search else None,
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else (),
         phone_number=_phone_filter(phone_number),
         email=email.strip().lower() if email else None,
+        do_not_call=None if do_not_call is None else do_not_call == "true",
     )
     async with db.read() as conn:
         found = await domain.contacts_page(

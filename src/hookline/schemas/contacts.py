@@ -4,7 +4,9 @@ from pydantic import BaseModel
 from pydantic.json_schema import SkipJsonSchema
 
 from hookline.schemas.common import (
+    Bool,
     Company,
+    DoNotCallReason,
     Email,
     FirstName,
     LastName,
@@ -23,6 +25,8 @@ class ContactCreate(RequestModel):
     company: Company | None = None
     tags: Tags | None = None
     notes: Notes | None = None
+    do_not_call: Bool = False
+    do_not_call_reason: DoNotCallReason | None = None
 
 
 class ContactUpdate(RequestModel):
@@ -36,6 +40,9 @@ class ContactUpdate(RequestModel):
     company: Company | None = None
     tags: Tags | None = None
     notes: Notes | None = None
+    # Required (false by default): null is refused by the domain, naming the field.
+    do_not_call: Bool | SkipJsonSchema[None] = None
+    do_not_call_reason: DoNotCallReason | None = None
 
 
 class ContactOut(BaseModel):
@@ -47,5 +54,7 @@ class ContactOut(BaseModel):
     company: str | None
     tags: list[str]
     notes: str | None
+    do_not_call: bool
+    do_not_call_reason: str | None
     created_at: str
     updated_at: str
