@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -17,12 +18,20 @@ from hookline.api.pagination import (
     skipped,
 )
 from hookline.api.responses import JSONResponse
-from hookline.api.routing import DirectRoute
+from hookline.api.routing import DirectRoute, body_limit
 from hookline.domain import contacts as domain
+from hookline.domain import contacts_bulk
 from hookline.domain.validation import PHONE_PATTERN, normalize_phone
 from hookline.errors import NotFound, ValidationFailed
 from hookline.schemas.common import SuccessOut
-from hookline.schemas.contacts import ContactCreate, ContactOut, ContactUpdate
+from hookline.schemas.contacts import (
+    ContactCreate,
+    ContactOut,
+    ContactsBulk,
+    ContactsBulkOut,
+    ContactUpdate,
+    bulk_row,
+)
 
 router = APIRouter(prefix="/v1/contacts", tags=["contacts"], route_class=DirectRoute)
 
@@ -47,6 +56,32 @@ async def create_contact(
     return JSONResponse(
         contact, status_code=201, headers={"Location": f"/v1/contacts/{contact['id']}"}
     )
+
+
+BULK_BODY_BYTES = 2 * 1024 * 1024
+
+
+@router.post(
+    "/bulk",
+    response_model=ContactsBulkOut,
+    responses=error_responses(400, 401, 403, 413, 415, 422),
+    summary="Create or update up to 1,000 contacts, matched by phone number or email",
+    description="Each row gets a result in `results`, in order: `created`, `updated`, "
+    "`unchanged` (nothing to change: no event) or `refused` (with `error` naming the field, as "
+    "a 422 would). A row whose `match_on` field is missing, or matches several contacts, is "
+    "refused. Rows are written in transactions of at most 100: each batch is atomic, the "
+    "request is not, and sending the same rows again is safe (they come back `unchanged`). "
+    "The body may be up to 2 MiB.",
+)
+@body_limit(BULK_BODY_BYTES)
+async def bulk_upsert_contacts(
+    request: Request, auth: ContactsWrite, _json: JsonContent, body: ContactsBulk, db: DB
+) -> JSONResponse:
+    match_on = body.match_on
+    results = await contacts_bulk.upsert_contacts(
+        db, auth.account_id, match_on, body.contacts, partial(bulk_row, match_on=match_on)
+    )
+    return JSONResponse({"results": results})
 
 
 @router.get(

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Select,
     String,
@@ -21,6 +22,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from hookline.storage.lists import in_list
 from hookline.storage.models import SpelledTime, contacts, events
 from hookline.storage.queries.common import (
     column_values,
@@ -161,6 +163,25 @@ LATEST_ID_WITH_PHONE = Query(
     .limit(1)
 )
 """The account's most recent contact with ``phone_number``."""
+
+BY_PHONE_NUMBERS_FOR_UPDATE = Query(
+    select(*OUT)
+    .where(of_account(contacts), in_list(contacts.c.phone_number, "keys"))
+    .order_by(contacts.c.id)
+    .with_for_update()
+)
+"""The account's contacts whose phone number is one of ``keys`` (a bulk upsert's matches)."""
+
+BY_EMAILS_FOR_UPDATE = Query(
+    select(*OUT)
+    .where(of_account(contacts), in_list(contacts.c.email, "keys"))
+    .order_by(contacts.c.id)
+    .with_for_update()
+)
+"""The account's contacts whose email is one of ``keys``."""
+
+LOCK_FOR_BULK = Query(select(func.pg_advisory_xact_lock(bindparam("lock", type_=BigInteger))))
+"""PostgreSQL: the account's bulk-upsert lock (``lock``), held to the end of the transaction."""
 
 DO_NOT_CALL_OF = Query(select(contacts.c.do_not_call).where(*owned(contacts)))
 """The contact's do-not-call flag (no row: none of the account's)."""
