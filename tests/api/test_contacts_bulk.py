@@ -4,6 +4,8 @@ unchanged rows, refusals in the error body's words, idempotency and the route's 
 
 from __future__ import annotations
 
+import csv
+import io
 from typing import Any
 
 import httpx
@@ -196,3 +198,34 @@ async def test_scope_and_accounts(
     their_list = await http.get("/v1/contacts", headers=theirs.headers)
     assert [c["id"] for c in their_list.json()] != [mine.json()["results"][0]["id"]]
     assert len(their_list.json()) == 1
+
+
+async def test_export_streams_every_contact_as_safe_csv(
+    http: httpx.AsyncClient, owner: Account, worker_app: FastAPI
+) -> None:
+    rows = [person(n) for n in range(1203)]  # more than two pages of the export
+    rows[0] = person(0, first_name="=HYPERLINK(1)", tags=["a", "b"], notes="-2+3", company="@x")
+    rows[1] = person(1, do_not_call=True, do_not_call_reason="asked", email="Bo@x.io")
+    for start in range(0, len(rows), 1000):
+        assert (await bulk(http, owner, rows[start : start + 1000])).status_code == 200
+    theirs = await new_account(worker_app.state.db)
+    await http.post("/v1/contacts", json=person(5000), headers=theirs.headers)
+    response = await http.get("/v1/contacts/export", headers=owner.headers)
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/csv")
+    table = list(csv.DictReader(io.StringIO(response.text)))
+    assert list(table[0]) == [
+        "id", "first_name", "last_name", "phone_number", "email", "company", "tags", "notes",
+        "do_not_call", "do_not_call_reason", "created_at", "updated_at",
+    ]  # fmt: skip
+    assert len(table) == 1203 and len({r["id"] for r in table}) == 1203
+    by_name = {r["first_name"]: r for r in table}
+    hostile = by_name["'=HYPERLINK(1)"]
+    assert (hostile["tags"], hostile["notes"], hostile["company"]) == ("a;b", "'-2+3", "'@x")
+    assert hostile["phone_number"] == "'+14155550000"
+    flagged = by_name["P1"]
+    assert (flagged["do_not_call"], flagged["do_not_call_reason"]) == ("true", "asked")
+    assert by_name["P2"]["do_not_call"] == "false" and by_name["P2"]["email"] == ""
+    assert "P5000" not in by_name
+    reader = await new_account(worker_app.state.db, scopes=["calls:read"])
+    assert (await http.get("/v1/contacts/export", headers=reader.headers)).status_code == 403

@@ -6,6 +6,7 @@ from functools import partial
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
+from starlette.responses import StreamingResponse
 
 from hookline.api.deps import DB, ContactsRead, ContactsWrite, JsonContent
 from hookline.api.openapi import error_responses
@@ -32,6 +33,7 @@ from hookline.schemas.contacts import (
     ContactUpdate,
     bulk_row,
 )
+from hookline.schemas.contacts_csv import export_csv
 
 router = APIRouter(prefix="/v1/contacts", tags=["contacts"], route_class=DirectRoute)
 
@@ -82,6 +84,27 @@ async def bulk_upsert_contacts(
         db, auth.account_id, match_on, body.contacts, partial(bulk_row, match_on=match_on)
     )
     return JSONResponse({"results": results})
+
+
+@router.get(
+    "/export",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
+        **error_responses(401, 403),
+    },
+    summary="Every contact of the account as CSV, newest first",
+    description="A header row, then one row per contact with the contact object's fields as "
+    "columns: `tags` joined with `;`, booleans `true`/`false`, null as an empty cell. A cell "
+    "that starts with `=`, `+`, `-`, `@`, tab or CR gets a leading `'` (OWASP's CSV injection "
+    "rule), so phone numbers read `'+14155552671`. Streamed as it is read, page by page.",
+)
+async def export_contacts(auth: ContactsRead, db: DB) -> StreamingResponse:
+    return StreamingResponse(
+        export_csv(db, auth.account_id),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="contacts.csv"'},
+    )
 
 
 @router.get(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -40,6 +41,23 @@ def contact_out(row: Any) -> dict[str, Any]:
         "created_at": row.created_at,
         "updated_at": row.updated_at,
     }
+
+
+CONTACT_FIELDS = (
+    "id",
+    "first_name",
+    "last_name",
+    "phone_number",
+    "email",
+    "company",
+    "tags",
+    "notes",
+    "do_not_call",
+    "do_not_call_reason",
+    "created_at",
+    "updated_at",
+)
+"""The contact object's fields, in ``contact_out``'s order."""
 
 
 def _empty_as_none(value: str | None) -> str | None:
@@ -178,6 +196,31 @@ async def list_contacts(
         if len(chunk) < _TAG_SCAN_CHUNK:
             return matched
         before_id = chunk[-1].id
+
+
+EXPORT_PAGE = 500
+"""Contacts read per transaction by an export."""
+
+
+async def every_contact(db: Database, account_id: str) -> AsyncIterator[list[dict[str, Any]]]:
+    """The account's contacts, newest first, a page at a time: each page a read of its own
+    (keyset on the id), so a long export holds no transaction open while it is sent."""
+    before_id: str | None = None
+    while True:
+        async with db.read() as conn:
+            rows = await _list_page(
+                conn,
+                account_id,
+                ContactFilters(),
+                limit=EXPORT_PAGE,
+                before_id=before_id,
+                offset=None,
+            )
+        if rows:
+            yield [contact_out(row) for row in rows]
+        if len(rows) < EXPORT_PAGE:
+            return
+        before_id = rows[-1].id
 
 
 @dataclass(frozen=True, slots=True)
