@@ -71,7 +71,7 @@ BULK_BODY_BYTES = 2 * 1024 * 1024
     description="Each row gets a result in `results`, in order: `created`, `updated`, "
     "`unchanged` (nothing to change: no event) or `refused` (with `error` naming the field, as "
     "a 422 would). A row whose `match_on` field is missing, or matches several contacts, is "
-    "refused. Rows are written in transactions of at most 100: each batch is atomic, the "
+    "refused. Rows are written in transactions of at most 25: each batch is atomic, the "
     "request is not, and sending the same rows again is safe (they come back `unchanged`). "
     "The body may be up to 2 MiB.",
 )

@@ -22,7 +22,7 @@ from hookline.storage.connector import Connection
 from hookline.storage.db import Database
 from hookline.storage.queries import contacts as queries
 
-BATCH_ROWS = 100
+BATCH_ROWS = 25
 """The most rows one transaction writes."""
 
 MatchKey = Literal["phone_number", "email"]
