@@ -74,6 +74,11 @@ class Conflict(ApiError):
     default_message = "The resource is in a state that does not allow this."
 
 
+class DoNotCall(Conflict):
+    code = "do_not_call"
+    default_message = "The contact is marked do-not-call."
+
+
 class PayloadTooLarge(ApiError):
     status_code = 413
     code = "payload_too_large"

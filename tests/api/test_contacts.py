@@ -24,6 +24,8 @@ CONTACT_KEYS = {
     "company",
     "tags",
     "notes",
+    "do_not_call",
+    "do_not_call_reason",
     "created_at",
     "updated_at",
 }

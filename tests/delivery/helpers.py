@@ -33,6 +33,8 @@ CONTACT = {
     "company": None,
     "tags": ["vip"],
     "notes": None,
+    "do_not_call": False,
+    "do_not_call_reason": None,
     "created_at": "2026-11-22T15:04:05.123Z",
     "updated_at": "2026-11-22T15:04:05.123Z",
 }

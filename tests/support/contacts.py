@@ -20,6 +20,8 @@ def bare_contact(
         "company": None,
         "tags": [],
         "notes": None,
+        "do_not_call": False,
+        "do_not_call_reason": None,
         "created_at": created_at,
         "updated_at": updated_at or created_at,
     }

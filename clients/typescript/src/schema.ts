@@ -50,7 +50,7 @@ export interface paths {
         put?: never;
         /**
          * Start a call (fires call.started)
-         * @description Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if one exists. A `contact_id` that is not one of the account's contacts is a 422.
+         * @description Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact marked `do_not_call` is refused: 409 `do_not_call`.
          */
         post: operations["create_call"];
         delete?: never;
@@ -108,6 +108,46 @@ export interface paths {
         put?: never;
         /** Create a contact (fires contact.created) */
         post: operations["create_contact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update up to 1,000 contacts, matched by phone number or email
+         * @description Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change: no event) or `refused` (with `error` naming the field, as a 422 would). A row whose `match_on` field is missing, or matches several contacts, is refused. Rows are written in transactions of at most 25: each batch is atomic, the request is not, and sending the same rows again is safe (they come back `unchanged`). The body may be up to 2 MiB.
+         */
+        post: operations["bulk_upsert_contacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every contact of the account as CSV, newest first
+         * @description A header row, then one row per contact with the contact object's fields as columns: `tags` joined with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`, `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read `'+14155552671`. Streamed as it is read, page by page.
+         */
+        get: operations["export_contacts"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -672,6 +712,34 @@ export interface components {
             /** Succeeded */
             succeeded: boolean;
         };
+        /** BulkError */
+        BulkError: {
+            /** Code */
+            code: string;
+            /** Details */
+            details: {
+                [key: string]: unknown;
+            } | null;
+            /** Message */
+            message: string;
+        };
+        /** BulkResult */
+        BulkResult: {
+            /** @description Why the row was refused, as the error body words it (details.fields). */
+            error: components["schemas"]["BulkError"] | null;
+            /**
+             * Id
+             * @description The contact's id; null when refused.
+             */
+            id: string | null;
+            /** Index */
+            index: number;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "created" | "updated" | "unchanged" | "refused";
+        };
         /**
          * CallAnalysis
          * @description What the calling product concluded about a call; every field optional.
@@ -864,6 +932,13 @@ export interface components {
         ContactCreate: {
             /** Company */
             company?: string | null;
+            /**
+             * Do Not Call
+             * @default false
+             */
+            do_not_call?: boolean;
+            /** Do Not Call Reason */
+            do_not_call_reason?: string | null;
             /** Email */
             email?: string | null;
             /** First Name */
@@ -930,6 +1005,10 @@ export interface components {
             company: string | null;
             /** Created At */
             created_at: string;
+            /** Do Not Call */
+            do_not_call: boolean;
+            /** Do Not Call Reason */
+            do_not_call_reason: string | null;
             /** Email */
             email: string | null;
             /** First Name */
@@ -954,6 +1033,10 @@ export interface components {
         ContactUpdate: {
             /** Company */
             company?: string | null;
+            /** Do Not Call */
+            do_not_call?: boolean;
+            /** Do Not Call Reason */
+            do_not_call_reason?: string | null;
             /** Email */
             email?: string | null;
             /** First Name */
@@ -998,6 +1081,28 @@ export interface components {
              * @constant
              */
             type: "contact.updated";
+        };
+        /**
+         * ContactsBulk
+         * @description ``POST /v1/contacts/bulk``: each row is checked on its own (``bulk_row``), so a bad row
+         *     is refused in the results and the others still apply.
+         */
+        ContactsBulk: {
+            /**
+             * Contacts
+             * @description Up to 1,000 objects with a contact's fields, as `POST /v1/contacts` takes them. A row matching an existing contact by `match_on` is merged into it as `PATCH` does (absent fields are kept); any other row creates a contact.
+             */
+            contacts: Record<string, never>[];
+            /**
+             * Match On
+             * @enum {string}
+             */
+            match_on: "phone_number" | "email";
+        };
+        /** ContactsBulkOut */
+        ContactsBulkOut: {
+            /** Results */
+            results: components["schemas"]["BulkResult"][];
         };
         /** DeliveryDetailOut */
         DeliveryDetailOut: {
@@ -1658,7 +1763,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorOut"];
                 };
             };
-            /** @description conflict: the request with this Idempotency-Key is still in progress */
+            /** @description conflict: the resource's state forbids this, or the idempotent request is in flight */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1923,6 +2028,7 @@ export interface operations {
                 tags?: string | null;
                 phone_number?: string | null;
                 email?: string | null;
+                do_not_call?: ("true" | "false") | null;
             };
             header?: never;
             path?: never;
@@ -2058,6 +2164,179 @@ export interface operations {
             };
             /** @description unsupported_media_type: body is not application/json */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description validation_error (details.fields lists each field) or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description rate_limited: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    bulk_upsert_contacts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body within 24 h replays the first response (with `Idempotent-Replayed: true`), once the key is authorised for this operation as a fresh request would be; with another body it is refused (422 idempotency_key_reused); while the first is still running, 409. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactsBulk"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactsBulkOut"];
+                };
+            };
+            /** @description invalid_json: the body is not a JSON object */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description unauthenticated: key missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description forbidden: the key lacks the scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description conflict: the request with this Idempotency-Key is still in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description payload_too_large: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description unsupported_media_type: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description validation_error (details.fields lists each field) or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description rate_limited: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    export_contacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description unauthenticated: key missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description forbidden: the key lacks the scope */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

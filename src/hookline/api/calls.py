@@ -33,11 +33,12 @@ def _not_found(call_id: str) -> NotFound:
     "",
     status_code=201,
     response_model=CallOut,
-    responses=error_responses(400, 401, 403, 413, 415, 422),
+    responses=error_responses(400, 401, 403, 409, 413, 415, 422),
     summary="Start a call (fires call.started)",
     description="Without `contact_id`, the call is linked to the account's contact with "
     "`customer_phone_number`, if one exists. A `contact_id` that is not one of the account's "
-    "contacts is a 422.",
+    "contacts is a 422. A call for a contact marked `do_not_call` is refused: 409 "
+    "`do_not_call`.",
 )
 async def create_call(
     request: Request, auth: CallsWrite, _json: JsonContent, body: CallCreate, db: DB

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from functools import partial
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
+from starlette.responses import StreamingResponse
 
 from hookline.api.deps import DB, ContactsRead, ContactsWrite, JsonContent
 from hookline.api.openapi import error_responses
@@ -17,12 +19,21 @@ from hookline.api.pagination import (
     skipped,
 )
 from hookline.api.responses import JSONResponse
-from hookline.api.routing import DirectRoute
+from hookline.api.routing import DirectRoute, body_limit
 from hookline.domain import contacts as domain
+from hookline.domain import contacts_bulk
 from hookline.domain.validation import PHONE_PATTERN, normalize_phone
 from hookline.errors import NotFound, ValidationFailed
 from hookline.schemas.common import SuccessOut
-from hookline.schemas.contacts import ContactCreate, ContactOut, ContactUpdate
+from hookline.schemas.contacts import (
+    ContactCreate,
+    ContactOut,
+    ContactsBulk,
+    ContactsBulkOut,
+    ContactUpdate,
+    bulk_row,
+)
+from hookline.schemas.contacts_csv import export_csv
 
 router = APIRouter(prefix="/v1/contacts", tags=["contacts"], route_class=DirectRoute)
 
@@ -49,6 +60,53 @@ async def create_contact(
     )
 
 
+BULK_BODY_BYTES = 2 * 1024 * 1024
+
+
+@router.post(
+    "/bulk",
+    response_model=ContactsBulkOut,
+    responses=error_responses(400, 401, 403, 413, 415, 422),
+    summary="Create or update up to 1,000 contacts, matched by phone number or email",
+    description="Each row gets a result in `results`, in order: `created`, `updated`, "
+    "`unchanged` (nothing to change: no event) or `refused` (with `error` naming the field, as "
+    "a 422 would). A row whose `match_on` field is missing, or matches several contacts, is "
+    "refused. Rows are written in transactions of at most 25: each batch is atomic, the "
+    "request is not, and sending the same rows again is safe (they come back `unchanged`). "
+    "The body may be up to 2 MiB.",
+)
+@body_limit(BULK_BODY_BYTES)
+async def bulk_upsert_contacts(
+    request: Request, auth: ContactsWrite, _json: JsonContent, body: ContactsBulk, db: DB
+) -> JSONResponse:
+    match_on = body.match_on
+    results = await contacts_bulk.upsert_contacts(
+        db, auth.account_id, match_on, body.contacts, partial(bulk_row, match_on=match_on)
+    )
+    return JSONResponse({"results": results})
+
+
+@router.get(
+    "/export",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
+        **error_responses(401, 403),
+    },
+    summary="Every contact of the account as CSV, newest first",
+    description="A header row, then one row per contact with the contact object's fields as "
+    "columns: `tags` joined with `;`, booleans `true`/`false`, null as an empty cell. A cell "
+    "that starts with `=`, `+`, `-`, `@`, tab or CR gets a leading `'` (OWASP's CSV injection "
+    "rule), so phone numbers read `'+14155552671`. Streamed as it is read, page by page.",
+)
+async def export_contacts(auth: ContactsRead, db: DB) -> StreamingResponse:
+    return StreamingResponse(
+        export_csv(db, auth.account_id),
+        media_type="text/csv; charset=utf-8",
+        headers={"Content-Disposition": 'attachment; filename="contacts.csv"'},
+    )
+
+
 @router.get(
     "",
     response_model=list[ContactOut],
@@ -66,12 +124,14 @@ async def list_contacts(
     tags: Annotated[str | None, Query(description="Comma-separated; all must match.")] = None,
     phone_number: Annotated[str | None, Query(json_schema_extra={"pattern": PHONE_PATTERN})] = None,
     email: Annotated[str | None, Query(max_length=254)] = None,
+    do_not_call: Annotated[Literal["true", "false"] | None, Query()] = None,
 ) -> JSONResponse:
     filters = domain.ContactFilters(
         search=search.strip() if search else None,
         tags=tuple(t.strip() for t in tags.split(",") if t.strip()) if tags else (),
         phone_number=_phone_filter(phone_number),
         email=email.strip().lower() if email else None,
+        do_not_call=None if do_not_call is None else do_not_call == "true",
     )
     async with db.read() as conn:
         found = await domain.contacts_page(

@@ -113,7 +113,10 @@ def key_rule_of(dependency: object) -> KeyRule | None:
     return _KEY_RULES.get(dependency)
 
 
-def require(scope: str | None) -> Callable[[Request], Awaitable[AuthContext]]:
+KeyCheck = Callable[[Request], Awaitable[AuthContext]]
+
+
+def require(scope: str | None) -> KeyCheck:
     """The dependency of a key with ``scope`` (None: any valid key)."""
 
     async def check(request: Request) -> AuthContext:
@@ -127,9 +130,7 @@ def require(scope: str | None) -> Callable[[Request], Awaitable[AuthContext]]:
     return check
 
 
-def require_any(
-    scopes: tuple[str, ...], refusal: str
-) -> Callable[[Request], Awaitable[AuthContext]]:
+def require_any(scopes: tuple[str, ...], refusal: str) -> KeyCheck:
     """The dependency of a key holding at least one of ``scopes``; ``refusal`` is the 403's
     message, which names them."""
 

@@ -266,7 +266,7 @@ class _Exchange:
             await self._answer()
         except _BodyTooLarge:
             if not self.sent:
-                await self._respond(self._refusal(body_too_large(self.door.max_body_bytes)))
+                await self._respond(self._refusal(body_too_large(self._body_limit())))
         except Exception as exc:
             if self.sent == 1:
                 raise  # half a response: only closing the connection can tell the client
@@ -276,12 +276,12 @@ class _Exchange:
                 await self._respond(error_json(error, self.request_id))
 
     async def _answer(self) -> None:
+        scope = self.scope
+        self.route = self.door.route_of(scope)
         refusal = self._refusal_of_head()
         if refusal is not None:
             await self._respond(self._refusal(refusal))
             return
-        scope = self.scope
-        self.route = self.door.route_of(scope)
         body = b""
         receive = self.receive
         if scope["method"] in _BODY_METHODS:
@@ -310,9 +310,14 @@ class _Exchange:
         if self.scope.get("http_version") == "1.1" and self.hosts != 1:
             return BadRequest("An HTTP/1.1 request must carry exactly one Host header.")
         length = self.content_length
-        if length is not None and length.isdigit() and int(length) > self.door.max_body_bytes:
-            return body_too_large(self.door.max_body_bytes)
+        if length is not None and length.isdigit() and int(length) > self._body_limit():
+            return body_too_large(self._body_limit())
         return None
+
+    def _body_limit(self) -> int:
+        """The route's own limit (route metadata, ``routing.body_limit``), else the door's."""
+        own = self.route.max_body_bytes if isinstance(self.route, DirectRoute) else None
+        return own if own is not None else self.door.max_body_bytes
 
     def _refusal(self, error: ApiError) -> Response:
         """The answer to a request refused before its body was read: the connection closes."""
@@ -321,7 +326,7 @@ class _Exchange:
         return response
 
     async def _read_body(self) -> bytes:
-        limit = self.door.max_body_bytes
+        limit = self._body_limit()
         chunks: list[bytes] = []
         received = 0
         while True:

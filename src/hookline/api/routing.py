@@ -69,8 +69,20 @@ from hookline.guards import idempotency
 
 Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 _Dependency = Callable[[Request], Awaitable[Any]]
+Endpoint = Callable[..., Any]
 _QUERY_STRINGS = 256
 """Query strings whose arguments a route keeps: more empty its table (``caches.remember``)."""
+
+
+def body_limit(max_bytes: int) -> Callable[[Endpoint], Endpoint]:
+    """Route metadata: this route takes bodies up to ``max_bytes`` instead of the front door's
+    default (``FrontDoor.max_body_bytes``). Put it under the route's decorator."""
+
+    def mark(endpoint: Endpoint) -> Endpoint:
+        endpoint.max_body_bytes = max_bytes  # type: ignore[attr-defined]
+        return endpoint
+
+    return mark
 
 
 class DirectRoute(APIRoute):
@@ -87,6 +99,12 @@ class DirectRoute(APIRoute):
         will do."""
         key = self.runner.key
         return key[1].scopes if key is not None else ()
+
+    @property
+    def max_body_bytes(self) -> int | None:
+        """The route's own body limit (``body_limit``); None: the front door's."""
+        limit: int | None = getattr(self.endpoint, "max_body_bytes", None)
+        return limit
 
     @property
     def needs_key(self) -> bool:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hookline import ids
-from hookline.domain.contacts import find_contact_id_by_phone
+from hookline.domain.contacts import find_contact_id_by_phone, refuse_do_not_call
 from hookline.domain.events import record_event
 from hookline.errors import Conflict, ValidationFailed
 from hookline.storage.connector import Connection
@@ -76,10 +76,13 @@ async def create_call(conn: Connection, account_id: str, fields: dict[str, Any])
     now = utcnow()
     phone = fields["customer_phone_number"]
     started = fields.get("call_started_at")
+    contact_id = await _resolve_contact(conn, account_id, fields.get("contact_id"), phone)
+    if contact_id is not None:
+        await refuse_do_not_call(conn, account_id, contact_id)
     row = {
         "id": ids.call_id(),
         "account_id": account_id,
-        "contact_id": await _resolve_contact(conn, account_id, fields.get("contact_id"), phone),
+        "contact_id": contact_id,
         "call_type": fields["call_type"],
         "customer_phone_number": phone,
         "call_status": IN_PROGRESS,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -10,7 +11,7 @@ import orjson
 
 from hookline import ids
 from hookline.domain.events import event_row, record_event
-from hookline.errors import ValidationFailed
+from hookline.errors import DoNotCall, ValidationFailed
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database, fetch_one
 from hookline.storage.queries import contacts as queries
@@ -18,7 +19,9 @@ from hookline.storage.statements import JointRows, QueryShapes
 from hookline.timeutil import iso, utcnow
 
 REQUIRED_FIELDS = ("first_name", "phone_number")
-OPTIONAL_FIELDS = ("last_name", "email", "company", "tags", "notes")
+OPTIONAL_FIELDS = ("last_name", "email", "company", "tags", "notes", "do_not_call_reason")
+# Fields whose blank text is stored as null.
+_BLANK_IS_NULL = ("last_name", "company", "notes", "do_not_call_reason")
 
 
 def contact_out(row: Any) -> dict[str, Any]:
@@ -33,18 +36,48 @@ def contact_out(row: Any) -> dict[str, Any]:
         "company": row.company,
         "tags": list(row.tags or []),
         "notes": row.notes,
+        "do_not_call": bool(row.do_not_call),
+        "do_not_call_reason": row.do_not_call_reason,
         "created_at": row.created_at,
         "updated_at": row.updated_at,
     }
+
+
+CONTACT_FIELDS = (
+    "id",
+    "first_name",
+    "last_name",
+    "phone_number",
+    "email",
+    "company",
+    "tags",
+    "notes",
+    "do_not_call",
+    "do_not_call_reason",
+    "created_at",
+    "updated_at",
+)
+"""The contact object's fields, in ``contact_out``'s order."""
 
 
 def _empty_as_none(value: str | None) -> str | None:
     return value if value else None
 
 
+def _refuse_lone_reason(do_not_call: bool, reason: str | None) -> None:
+    """A reason describes the flag: a contact that may be called carries none."""
+    if reason is not None and not do_not_call:
+        raise ValidationFailed.for_field(
+            "do_not_call_reason", "do_not_call_reason needs do_not_call set to true"
+        )
+
+
 def contact_creation(account_id: str, fields: dict[str, Any]) -> tuple[dict[str, Any], JointRows]:
     """A new contact as the API returns it, and the rows that create it with its
     ``contact.created`` event: for the caller to run in its transaction or to commit."""
+    do_not_call = bool(fields.get("do_not_call"))
+    reason = _empty_as_none(fields.get("do_not_call_reason"))
+    _refuse_lone_reason(do_not_call, reason)
     now = utcnow()
     row = {
         "id": ids.contact_id(),
@@ -56,6 +89,8 @@ def contact_creation(account_id: str, fields: dict[str, Any]) -> tuple[dict[str,
         "company": _empty_as_none(fields.get("company")),
         "tags": fields.get("tags") or [],
         "notes": _empty_as_none(fields.get("notes")),
+        "do_not_call": do_not_call,
+        "do_not_call_reason": reason,
         "created_at": now,
         "updated_at": now,
     }
@@ -87,6 +122,7 @@ class ContactFilters:
     tags: tuple[str, ...] = ()
     phone_number: str | None = None
     email: str | None = None
+    do_not_call: bool | None = None
 
 
 # Tag filtering reads the SQL-filtered rows in chunks of this many (keyset, newest first).
@@ -109,11 +145,13 @@ async def _list_page(
         search=bool(filters.search),
         before_id=before_id is not None,
         offset=bool(offset),
+        do_not_call=filters.do_not_call is not None,
     )
     params = {
         "account_id": account_id,
         "phone_number": filters.phone_number,
         "email": filters.email,
+        "do_not_call": filters.do_not_call,
         "pattern": queries.search_pattern(filters.search) if filters.search else None,
         "before_id": before_id,
         "limit": limit,
@@ -158,6 +196,31 @@ async def list_contacts(
         if len(chunk) < _TAG_SCAN_CHUNK:
             return matched
         before_id = chunk[-1].id
+
+
+EXPORT_PAGE = 500
+"""Contacts read per transaction by an export."""
+
+
+async def every_contact(db: Database, account_id: str) -> AsyncIterator[list[dict[str, Any]]]:
+    """The account's contacts, newest first, a page at a time: each page a read of its own
+    (keyset on the id), so a long export holds no transaction open while it is sent."""
+    before_id: str | None = None
+    while True:
+        async with db.read() as conn:
+            rows = await _list_page(
+                conn,
+                account_id,
+                ContactFilters(),
+                limit=EXPORT_PAGE,
+                before_id=before_id,
+                offset=None,
+            )
+        if rows:
+            yield [contact_out(row) for row in rows]
+        if len(rows) < EXPORT_PAGE:
+            return
+        before_id = rows[-1].id
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,28 +274,46 @@ async def update_contact(
 
     Bumps ``updated_at`` and fires ``contact.updated`` only when a value actually changed.
     """
-    for field in REQUIRED_FIELDS:
-        if field in changes and changes[field] is None:
-            raise ValidationFailed.for_field(field, f"{field} cannot be null (it is required)")
     row = await fetch_one(
         conn, queries.BY_ID_FOR_UPDATE, {"id": contact_id, "account_id": account_id}
     )
     if row is None:
         return None
-    before = contact_out(row)
+    return await apply_changes(conn, account_id, contact_out(row), changes)
+
+
+def changed_fields(before: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """The fields of ``changes`` (a merge-patch, already validated) whose values differ from
+    ``before``, normalised as stored; ``ValidationFailed`` for a change the rules refuse."""
+    for field in (*REQUIRED_FIELDS, "do_not_call"):
+        if field in changes and changes[field] is None:
+            raise ValidationFailed.for_field(field, f"{field} cannot be null (it is required)")
     normalized = {
         field: ([] if field == "tags" and value is None else value)
         for field, value in changes.items()
     }
-    for field in ("last_name", "company", "notes"):
+    for field in _BLANK_IS_NULL:
         if field in normalized:
             normalized[field] = _empty_as_none(normalized[field])
-    changed = {f: v for f, v in normalized.items() if before[f] != v}
+    if normalized.get("do_not_call") is False and "do_not_call_reason" not in normalized:
+        normalized["do_not_call_reason"] = None  # lifting the flag drops its reason
+    merged = {**before, **normalized}
+    _refuse_lone_reason(merged["do_not_call"], merged["do_not_call_reason"])
+    return {f: v for f, v in normalized.items() if before[f] != v}
+
+
+async def apply_changes(
+    conn: Connection, account_id: str, before: dict[str, Any], changes: dict[str, Any]
+) -> dict[str, Any]:
+    """``before`` (a contact read for update in ``conn``'s transaction) merge-patched with
+    ``changes``; writes it and its ``contact.updated`` event only when a value changed."""
+    changed = changed_fields(before, changes)
     if not changed:
         return before
     now = utcnow()
     await conn.execute(
-        queries.UPDATE.get(frozenset(changed)), {**changed, "updated_at": now, "b_id": contact_id}
+        queries.UPDATE.get(frozenset(changed)),
+        {**changed, "updated_at": now, "b_id": before["id"]},
     )
     after = {**before, **changed, "updated_at": iso(now)}
     previous = {field: before[field] for field in changed}
@@ -258,3 +339,12 @@ async def find_contact_id_by_phone(
     params = {"account_id": account_id, "phone_number": phone_number}
     found: str | None = await conn.scalar(queries.LATEST_ID_WITH_PHONE, params)
     return found
+
+
+async def refuse_do_not_call(conn: Connection, account_id: str, contact_id: str) -> None:
+    """``DoNotCall`` when the contact is marked do-not-call: no call is created for it."""
+    flagged = await conn.scalar(
+        queries.DO_NOT_CALL_OF, {"id": contact_id, "account_id": account_id}
+    )
+    if flagged:
+        raise DoNotCall(f"Contact {contact_id} is marked do-not-call; no call is created for it.")

@@ -64,6 +64,8 @@ _EXAMPLE_CONTACT: dict[str, Any] = {
     "company": "Example Inc.",
     "tags": ["example"],
     "notes": "An example contact sent by POST /v1/webhooks/{id}/test.",
+    "do_not_call": False,
+    "do_not_call_reason": None,
     "created_at": "2026-01-01T10:00:00.000Z",
     "updated_at": "2026-01-01T10:05:00.000Z",
 }

@@ -149,6 +149,7 @@ FirstName = name_field("first_name", max_length=100, required=True)
 LastName = name_field("last_name", max_length=100, required=False)
 Company = name_field("company", max_length=200, required=False)
 Notes = text_field("notes", max_length=10_000)
+DoNotCallReason = name_field("do_not_call_reason", max_length=200, required=False)
 Bool = StrictBool
 
 Limit = Annotated[int, Field(ge=1, le=100, description="Page size, 1..100.")]

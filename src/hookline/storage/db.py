@@ -160,6 +160,21 @@ class Database:
         if recorded:
             self.events_committed()
 
+    @asynccontextmanager
+    async def begin_apart(self) -> AsyncIterator[Connection]:
+        """``begin()`` committing on its own even inside ``hold()``: for work committed in
+        steps (a bulk upsert's batches) whose held transaction opens only at the end, to store
+        the response. Refused once that transaction is open: on SQLite it would wait for it."""
+        held = self._held()
+        if held is not None and held.is_open:
+            raise RuntimeError("begin_apart() inside an open held transaction")
+        token = _HELD.set(None)
+        try:
+            async with self.begin() as conn:
+                yield conn
+        finally:
+            _HELD.reset(token)
+
     def _held(self) -> HeldTransaction | None:
         held = _HELD.get()
         return held if held is not None and held.joined_by(self) else None
@@ -271,6 +286,10 @@ class HeldTransaction:
         self._stack: AsyncExitStack | None = None
         self._conn: Connection | None = None
         self._after_commit: list[Callable[[], None]] = []
+
+    @property
+    def is_open(self) -> bool:
+        return self._conn is not None
 
     def joined_by(self, db: Database) -> bool:
         # Tasks started inside hold() inherit the context variable; only its own task joins.

@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -222,6 +223,8 @@ contacts = Table(
     Column("notes", Text, nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
+    Column("do_not_call", Boolean, nullable=False, server_default=false()),
+    Column("do_not_call_reason", String(200), nullable=True),
     # Ids are UUIDv7, so (account_id, id) is also creation order: cursor pagination walks it.
     Index(None, "account_id", "id"),
     Index(None, "account_id", "phone_number"),

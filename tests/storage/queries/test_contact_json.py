@@ -81,6 +81,8 @@ _INSTANT = st.builds(
             "company": st.none() | _TEXT,
             "notes": st.none() | _TEXT,
             "phone_number": _TEXT,
+            "do_not_call": st.booleans(),
+            "do_not_call_reason": st.none() | _TEXT,
         }
     ),
     tags=st.lists(_TEXT, max_size=4),
@@ -89,7 +91,7 @@ _INSTANT = st.builds(
 )
 def test_sqlite_writes_the_json_the_api_writes_from_the_same_row(
     first_name: str,
-    optional: dict[str, str | None],
+    optional: dict[str, str | bool | None],
     tags: list[str],
     created_at: datetime,
     updated_at: datetime,

@@ -2,6 +2,10 @@
 
 from .appointment_booked_event import AppointmentBookedEvent
 from .attempt_out import AttemptOut
+from .bulk_error import BulkError
+from .bulk_error_details_type_0 import BulkErrorDetailsType0
+from .bulk_result import BulkResult
+from .bulk_result_status import BulkResultStatus
 from .call_analysis import CallAnalysis
 from .call_analysis_lead_qualification_type_0 import CallAnalysisLeadQualificationType0
 from .call_analysis_out import CallAnalysisOut
@@ -31,6 +35,10 @@ from .contact_updated_event import ContactUpdatedEvent
 from .contact_updated_event_previous_attributes import (
     ContactUpdatedEventPreviousAttributes,
 )
+from .contacts_bulk import ContactsBulk
+from .contacts_bulk_contacts_item import ContactsBulkContactsItem
+from .contacts_bulk_match_on import ContactsBulkMatchOn
+from .contacts_bulk_out import ContactsBulkOut
 from .delivery_detail_out import DeliveryDetailOut
 from .delivery_detail_out_status import DeliveryDetailOutStatus
 from .delivery_exhausted_event import DeliveryExhaustedEvent
@@ -50,6 +58,7 @@ from .latency_out import LatencyOut
 from .lead_qualified_event import LeadQualifiedEvent
 from .list_calls_call_status_type_0 import ListCallsCallStatusType0
 from .list_calls_call_type_type_0 import ListCallsCallTypeType0
+from .list_contacts_do_not_call_type_0 import ListContactsDoNotCallType0
 from .list_deliveries_status_type_0 import ListDeliveriesStatusType0
 from .list_events_type import ListEventsType
 from .recover_in import RecoverIn
@@ -81,6 +90,10 @@ from .webhook_update_headers import WebhookUpdateHeaders
 __all__ = (
     "AppointmentBookedEvent",
     "AttemptOut",
+    "BulkError",
+    "BulkErrorDetailsType0",
+    "BulkResult",
+    "BulkResultStatus",
     "CallAnalysis",
     "CallAnalysisLeadQualificationType0",
     "CallAnalysisOut",
@@ -106,6 +119,10 @@ __all__ = (
     "ContactUpdate",
     "ContactUpdatedEvent",
     "ContactUpdatedEventPreviousAttributes",
+    "ContactsBulk",
+    "ContactsBulkContactsItem",
+    "ContactsBulkMatchOn",
+    "ContactsBulkOut",
     "DeliveryDetailOut",
     "DeliveryDetailOutStatus",
     "DeliveryExhaustedEvent",
@@ -125,6 +142,7 @@ __all__ = (
     "LeadQualifiedEvent",
     "ListCallsCallStatusType0",
     "ListCallsCallTypeType0",
+    "ListContactsDoNotCallType0",
     "ListDeliveriesStatusType0",
     "ListEventsType",
     "RecoverIn",

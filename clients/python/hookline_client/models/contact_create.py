@@ -17,6 +17,8 @@ class ContactCreate:
         first_name (str):
         phone_number (str): E.164, e.g. +15551234567
         company (None | str | Unset):
+        do_not_call (bool | Unset):  Default: False.
+        do_not_call_reason (None | str | Unset):
         email (None | str | Unset):
         last_name (None | str | Unset):
         notes (None | str | Unset):
@@ -26,6 +28,8 @@ class ContactCreate:
     first_name: str
     phone_number: str
     company: None | str | Unset = UNSET
+    do_not_call: bool | Unset = False
+    do_not_call_reason: None | str | Unset = UNSET
     email: None | str | Unset = UNSET
     last_name: None | str | Unset = UNSET
     notes: None | str | Unset = UNSET
@@ -41,6 +45,14 @@ class ContactCreate:
             company = UNSET
         else:
             company = self.company
+
+        do_not_call = self.do_not_call
+
+        do_not_call_reason: None | str | Unset
+        if isinstance(self.do_not_call_reason, Unset):
+            do_not_call_reason = UNSET
+        else:
+            do_not_call_reason = self.do_not_call_reason
 
         email: None | str | Unset
         if isinstance(self.email, Unset):
@@ -79,6 +91,10 @@ class ContactCreate:
         )
         if company is not UNSET:
             field_dict["company"] = company
+        if do_not_call is not UNSET:
+            field_dict["do_not_call"] = do_not_call
+        if do_not_call_reason is not UNSET:
+            field_dict["do_not_call_reason"] = do_not_call_reason
         if email is not UNSET:
             field_dict["email"] = email
         if last_name is not UNSET:
@@ -105,6 +121,19 @@ class ContactCreate:
             return cast(None | str | Unset, data)
 
         company = _parse_company(d.pop("company", UNSET))
+
+        do_not_call = d.pop("do_not_call", UNSET)
+
+        def _parse_do_not_call_reason(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        do_not_call_reason = _parse_do_not_call_reason(
+            d.pop("do_not_call_reason", UNSET)
+        )
 
         def _parse_email(data: object) -> None | str | Unset:
             if data is None:
@@ -154,6 +183,8 @@ class ContactCreate:
             first_name=first_name,
             phone_number=phone_number,
             company=company,
+            do_not_call=do_not_call,
+            do_not_call_reason=do_not_call_reason,
             email=email,
             last_name=last_name,
             notes=notes,

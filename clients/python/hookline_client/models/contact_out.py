@@ -15,6 +15,8 @@ class ContactOut:
     Attributes:
         company (None | str):
         created_at (str):
+        do_not_call (bool):
+        do_not_call_reason (None | str):
         email (None | str):
         first_name (str):
         id (str):
@@ -27,6 +29,8 @@ class ContactOut:
 
     company: None | str
     created_at: str
+    do_not_call: bool
+    do_not_call_reason: None | str
     email: None | str
     first_name: str
     id: str
@@ -42,6 +46,11 @@ class ContactOut:
         company = self.company
 
         created_at = self.created_at
+
+        do_not_call = self.do_not_call
+
+        do_not_call_reason: None | str
+        do_not_call_reason = self.do_not_call_reason
 
         email: None | str
         email = self.email
@@ -68,6 +77,8 @@ class ContactOut:
             {
                 "company": company,
                 "created_at": created_at,
+                "do_not_call": do_not_call,
+                "do_not_call_reason": do_not_call_reason,
                 "email": email,
                 "first_name": first_name,
                 "id": id,
@@ -93,6 +104,15 @@ class ContactOut:
         company = _parse_company(d.pop("company"))
 
         created_at = d.pop("created_at")
+
+        do_not_call = d.pop("do_not_call")
+
+        def _parse_do_not_call_reason(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        do_not_call_reason = _parse_do_not_call_reason(d.pop("do_not_call_reason"))
 
         def _parse_email(data: object) -> None | str:
             if data is None:
@@ -128,6 +148,8 @@ class ContactOut:
         contact_out = cls(
             company=company,
             created_at=created_at,
+            do_not_call=do_not_call,
+            do_not_call_reason=do_not_call_reason,
             email=email,
             first_name=first_name,
             id=id,

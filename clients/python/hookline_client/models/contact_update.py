@@ -16,6 +16,8 @@ class ContactUpdate:
 
     Attributes:
         company (None | str | Unset):
+        do_not_call (bool | Unset):
+        do_not_call_reason (None | str | Unset):
         email (None | str | Unset):
         first_name (str | Unset):
         last_name (None | str | Unset):
@@ -25,6 +27,8 @@ class ContactUpdate:
     """
 
     company: None | str | Unset = UNSET
+    do_not_call: bool | Unset = UNSET
+    do_not_call_reason: None | str | Unset = UNSET
     email: None | str | Unset = UNSET
     first_name: str | Unset = UNSET
     last_name: None | str | Unset = UNSET
@@ -38,6 +42,14 @@ class ContactUpdate:
             company = UNSET
         else:
             company = self.company
+
+        do_not_call = self.do_not_call
+
+        do_not_call_reason: None | str | Unset
+        if isinstance(self.do_not_call_reason, Unset):
+            do_not_call_reason = UNSET
+        else:
+            do_not_call_reason = self.do_not_call_reason
 
         email: None | str | Unset
         if isinstance(self.email, Unset):
@@ -75,6 +87,10 @@ class ContactUpdate:
         field_dict.update({})
         if company is not UNSET:
             field_dict["company"] = company
+        if do_not_call is not UNSET:
+            field_dict["do_not_call"] = do_not_call
+        if do_not_call_reason is not UNSET:
+            field_dict["do_not_call_reason"] = do_not_call_reason
         if email is not UNSET:
             field_dict["email"] = email
         if first_name is not UNSET:
@@ -102,6 +118,19 @@ class ContactUpdate:
             return cast(None | str | Unset, data)
 
         company = _parse_company(d.pop("company", UNSET))
+
+        do_not_call = d.pop("do_not_call", UNSET)
+
+        def _parse_do_not_call_reason(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        do_not_call_reason = _parse_do_not_call_reason(
+            d.pop("do_not_call_reason", UNSET)
+        )
 
         def _parse_email(data: object) -> None | str | Unset:
             if data is None:
@@ -153,6 +182,8 @@ class ContactUpdate:
 
         contact_update = cls(
             company=company,
+            do_not_call=do_not_call,
+            do_not_call_reason=do_not_call_reason,
             email=email,
             first_name=first_name,
             last_name=last_name,

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     Column,
     Select,
     String,
@@ -21,6 +22,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from hookline.storage.lists import in_list
 from hookline.storage.models import SpelledTime, contacts, events
 from hookline.storage.queries.common import (
     column_values,
@@ -68,7 +70,18 @@ def _by_postgresql(element: spelled, compiler: SQLCompiler, **kw: Any) -> str:
     return f"to_char({column} AT TIME ZONE 'UTC', '{_CONTRACT_SPELLING}')"
 
 
-_FIELDS = ("id", "first_name", "last_name", "phone_number", "email", "company", "tags", "notes")
+_FIELDS = (
+    "id",
+    "first_name",
+    "last_name",
+    "phone_number",
+    "email",
+    "company",
+    "tags",
+    "notes",
+    "do_not_call",
+    "do_not_call_reason",
+)
 OUT = (
     *(contacts.c[name] for name in _FIELDS),
     spelled(contacts.c.created_at).label("created_at"),
@@ -117,6 +130,8 @@ def _json_by_sqlite(element: contact_json, compiler: SQLCompiler, **kw: Any) -> 
     def value(name: str) -> str:
         if name == "tags":
             return f"json({tags})"
+        if name == "do_not_call":  # SQLite stores a boolean as 0 or 1
+            return f"json(CASE WHEN {column[name]} THEN 'true' ELSE 'false' END)"
         if name in ("created_at", "updated_at"):
             # "2026-11-22 15:04:05.123456" -> "2026-11-22T15:04:05.123Z", as _sqlite_spelled.
             at = column[name]
@@ -149,6 +164,28 @@ LATEST_ID_WITH_PHONE = Query(
 )
 """The account's most recent contact with ``phone_number``."""
 
+BY_PHONE_NUMBERS_FOR_UPDATE = Query(
+    select(*OUT)
+    .where(of_account(contacts), in_list(contacts.c.phone_number, "keys"))
+    .order_by(contacts.c.id)
+    .with_for_update()
+)
+"""The account's contacts whose phone number is one of ``keys`` (a bulk upsert's matches)."""
+
+BY_EMAILS_FOR_UPDATE = Query(
+    select(*OUT)
+    .where(of_account(contacts), in_list(contacts.c.email, "keys"))
+    .order_by(contacts.c.id)
+    .with_for_update()
+)
+"""The account's contacts whose email is one of ``keys``."""
+
+LOCK_FOR_BULK = Query(select(func.pg_advisory_xact_lock(bindparam("lock", type_=BigInteger))))
+"""PostgreSQL: the account's bulk-upsert lock (``lock``), held to the end of the transaction."""
+
+DO_NOT_CALL_OF = Query(select(contacts.c.do_not_call).where(*owned(contacts)))
+"""The contact's do-not-call flag (no row: none of the account's)."""
+
 ID_OF = Query(select(contacts.c.id).where(*owned(contacts)))
 """The id back when it is one of the account's contacts."""
 
@@ -171,13 +208,14 @@ statement per set of changed fields (a PATCH changes a few of nine)."""
 class ListShape:
     """Which parts a contacts list query has: one compiled statement per shape. Parameters:
     ``account_id``, ``limit`` and, when their part is there, ``phone_number``, ``email``,
-    ``pattern`` (``search_pattern``), ``before_id``, ``offset``."""
+    ``do_not_call``, ``pattern`` (``search_pattern``), ``before_id``, ``offset``."""
 
     phone_number: bool
     email: bool
     search: bool
     before_id: bool
     offset: bool
+    do_not_call: bool = False
 
 
 _LIKE_ESCAPE = "\\"
@@ -201,6 +239,8 @@ def _list(shape: ListShape, columns: tuple[Any, ...] = OUT) -> Select[Any]:
         clauses.append(contacts.c.phone_number == bindparam("phone_number"))
     if shape.email:
         clauses.append(contacts.c.email == bindparam("email"))
+    if shape.do_not_call:
+        clauses.append(contacts.c.do_not_call == bindparam("do_not_call"))
     if shape.search:
         pattern = bindparam("pattern", type_=String())
         full_name = func.lower(

@@ -112,7 +112,8 @@ def sync_detailed(
     """Start a call (fires call.started)
 
      Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
-    one exists. A `contact_id` that is not one of the account's contacts is a 422.
+    one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact
+    marked `do_not_call` is refused: 409 `do_not_call`.
 
     Args:
         idempotency_key (str | Unset):
@@ -147,7 +148,8 @@ def sync(
     """Start a call (fires call.started)
 
      Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
-    one exists. A `contact_id` that is not one of the account's contacts is a 422.
+    one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact
+    marked `do_not_call` is refused: 409 `do_not_call`.
 
     Args:
         idempotency_key (str | Unset):
@@ -177,7 +179,8 @@ async def asyncio_detailed(
     """Start a call (fires call.started)
 
      Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
-    one exists. A `contact_id` that is not one of the account's contacts is a 422.
+    one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact
+    marked `do_not_call` is refused: 409 `do_not_call`.
 
     Args:
         idempotency_key (str | Unset):
@@ -210,7 +213,8 @@ async def asyncio(
     """Start a call (fires call.started)
 
      Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
-    one exists. A `contact_id` that is not one of the account's contacts is a 422.
+    one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact
+    marked `do_not_call` is refused: 409 `do_not_call`.
 
     Args:
         idempotency_key (str | Unset):

@@ -7,6 +7,7 @@ from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.contact_out import ContactOut
 from ...models.error_out import ErrorOut
+from ...models.list_contacts_do_not_call_type_0 import ListContactsDoNotCallType0
 from ...types import UNSET, Response, Unset
 
 
@@ -19,6 +20,7 @@ def _get_kwargs(
     tags: None | str | Unset = UNSET,
     phone_number: None | str | Unset = UNSET,
     email: None | str | Unset = UNSET,
+    do_not_call: ListContactsDoNotCallType0 | None | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
@@ -66,6 +68,15 @@ def _get_kwargs(
     else:
         json_email = email
     params["email"] = json_email
+
+    json_do_not_call: None | str | Unset
+    if isinstance(do_not_call, Unset):
+        json_do_not_call = UNSET
+    elif isinstance(do_not_call, ListContactsDoNotCallType0):
+        json_do_not_call = do_not_call.value
+    else:
+        json_do_not_call = do_not_call
+    params["do_not_call"] = json_do_not_call
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -143,6 +154,7 @@ def sync_detailed(
     tags: None | str | Unset = UNSET,
     phone_number: None | str | Unset = UNSET,
     email: None | str | Unset = UNSET,
+    do_not_call: ListContactsDoNotCallType0 | None | Unset = UNSET,
 ) -> Response[ErrorOut | list[ContactOut]]:
     """List contacts, newest first
 
@@ -155,6 +167,7 @@ def sync_detailed(
         tags (None | str | Unset): Comma-separated; all must match.
         phone_number (None | str | Unset):
         email (None | str | Unset):
+        do_not_call (ListContactsDoNotCallType0 | None | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -172,6 +185,7 @@ def sync_detailed(
         tags=tags,
         phone_number=phone_number,
         email=email,
+        do_not_call=do_not_call,
     )
 
     response = client.get_httpx_client().request(
@@ -191,6 +205,7 @@ def sync(
     tags: None | str | Unset = UNSET,
     phone_number: None | str | Unset = UNSET,
     email: None | str | Unset = UNSET,
+    do_not_call: ListContactsDoNotCallType0 | None | Unset = UNSET,
 ) -> ErrorOut | list[ContactOut] | None:
     """List contacts, newest first
 
@@ -203,6 +218,7 @@ def sync(
         tags (None | str | Unset): Comma-separated; all must match.
         phone_number (None | str | Unset):
         email (None | str | Unset):
+        do_not_call (ListContactsDoNotCallType0 | None | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -221,6 +237,7 @@ def sync(
         tags=tags,
         phone_number=phone_number,
         email=email,
+        do_not_call=do_not_call,
     ).parsed
 
 
@@ -234,6 +251,7 @@ async def asyncio_detailed(
     tags: None | str | Unset = UNSET,
     phone_number: None | str | Unset = UNSET,
     email: None | str | Unset = UNSET,
+    do_not_call: ListContactsDoNotCallType0 | None | Unset = UNSET,
 ) -> Response[ErrorOut | list[ContactOut]]:
     """List contacts, newest first
 
@@ -246,6 +264,7 @@ async def asyncio_detailed(
         tags (None | str | Unset): Comma-separated; all must match.
         phone_number (None | str | Unset):
         email (None | str | Unset):
+        do_not_call (ListContactsDoNotCallType0 | None | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -263,6 +282,7 @@ async def asyncio_detailed(
         tags=tags,
         phone_number=phone_number,
         email=email,
+        do_not_call=do_not_call,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -280,6 +300,7 @@ async def asyncio(
     tags: None | str | Unset = UNSET,
     phone_number: None | str | Unset = UNSET,
     email: None | str | Unset = UNSET,
+    do_not_call: ListContactsDoNotCallType0 | None | Unset = UNSET,
 ) -> ErrorOut | list[ContactOut] | None:
     """List contacts, newest first
 
@@ -292,6 +313,7 @@ async def asyncio(
         tags (None | str | Unset): Comma-separated; all must match.
         phone_number (None | str | Unset):
         email (None | str | Unset):
+        do_not_call (ListContactsDoNotCallType0 | None | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -311,5 +333,6 @@ async def asyncio(
             tags=tags,
             phone_number=phone_number,
             email=email,
+            do_not_call=do_not_call,
         )
     ).parsed

@@ -1,0 +1,172 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_out import ErrorOut
+from ...types import Response
+
+
+def _get_kwargs() -> dict[str, Any]:
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/contacts/export",
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorOut | str | None:
+    if response.status_code == 200:
+        response_200 = response.text
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = ErrorOut.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorOut.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 422:
+        response_422 = ErrorOut.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = ErrorOut.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = ErrorOut.from_dict(response.json())
+
+        return response_500
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorOut | str]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[ErrorOut | str]:
+    """Every contact of the account as CSV, newest first
+
+     A header row, then one row per contact with the contact object's fields as columns: `tags` joined
+    with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`,
+    `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read
+    `'+14155552671`. Streamed as it is read, page by page.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorOut | str]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+) -> ErrorOut | str | None:
+    """Every contact of the account as CSV, newest first
+
+     A header row, then one row per contact with the contact object's fields as columns: `tags` joined
+    with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`,
+    `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read
+    `'+14155552671`. Streamed as it is read, page by page.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorOut | str
+    """
+
+    return sync_detailed(
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+) -> Response[ErrorOut | str]:
+    """Every contact of the account as CSV, newest first
+
+     A header row, then one row per contact with the contact object's fields as columns: `tags` joined
+    with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`,
+    `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read
+    `'+14155552671`. Streamed as it is read, page by page.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorOut | str]
+    """
+
+    kwargs = _get_kwargs()
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+) -> ErrorOut | str | None:
+    """Every contact of the account as CSV, newest first
+
+     A header row, then one row per contact with the contact object's fields as columns: `tags` joined
+    with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`,
+    `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read
+    `'+14155552671`. Streamed as it is read, page by page.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorOut | str
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+        )
+    ).parsed
