@@ -111,7 +111,17 @@ def key_rule_of(dependency: object) -> KeyRule | None:
     return _KEY_RULES.get(dependency)
 
 
-def require(scope: str | None) -> Callable[[Request], Awaitable[AuthContext]]:
+KeyCheck = Callable[[Request], Awaitable[AuthContext]]
+
+
+def key_rule(check: KeyCheck) -> KeyCheck:
+    """Declares ``check`` (which authenticates the key and applies a rule of its own, e.g. one
+    of several scopes) as a route's key rule; its metadata scope is None."""
+    _KEY_RULES[check] = KeyRule(None, check)
+    return check
+
+
+def require(scope: str | None) -> KeyCheck:
     """The dependency of a key with ``scope`` (None: any valid key)."""
 
     async def check(request: Request) -> AuthContext:
