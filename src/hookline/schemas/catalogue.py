@@ -86,9 +86,19 @@ _EXAMPLE_CALL: dict[str, Any] = {
         "lead_qualification": "qualified",
         "appointment_booked": True,
         "cost": "0.42",
+        "outcome": None,
+        "outcome_schema_version": None,
     },
     "created_at": "2026-01-01T10:00:00.000Z",
     "updated_at": "2026-01-01T10:03:21.000Z",
+}
+_ANALYZED_CALL = {
+    **_EXAMPLE_CALL,
+    "analysis": {
+        **_EXAMPLE_CALL["analysis"],
+        "outcome": {"budget": 5000, "decision_maker": True},
+        "outcome_schema_version": 1,
+    },
 }
 _STARTED_CALL = {
     **_EXAMPLE_CALL,
@@ -145,7 +155,9 @@ _KINDS = (
     EventKind("call.started", "A call started.", CallOut, _STARTED_CALL),
     EventKind(
         "call.completed",
-        "A call ended; carries its `analysis` when reported.",
+        "A call ended, whatever its final `call_status` (`completed`, `failed`, `no-answer`, "
+        "`busy`, `canceled`, or `timed-out` when the server ended it at the account's "
+        "`max_call_seconds`); fired exactly once per call; carries its `analysis` when reported.",
         CallOut,
         _EXAMPLE_CALL,
     ),
@@ -160,6 +172,14 @@ _KINDS = (
         "A call completed with `analysis.appointment_booked` = true (data: the call).",
         CallOut,
         _EXAMPLE_CALL,
+    ),
+    EventKind(
+        "call.analyzed",
+        "A call's structured outcome was recorded (with its completion, after `call.completed`, "
+        "or by POST /v1/calls/{id}/analysis): `analysis.outcome`, valid against the account's "
+        "call analysis schema version `analysis.outcome_schema_version` (data: the call).",
+        CallOut,
+        _ANALYZED_CALL,
     ),
     EventKind(
         "webhook.disabled",
