@@ -269,16 +269,26 @@ def body_schema(event_type: str) -> dict[str, Any]:
     return {"$schema": JSON_SCHEMA_DIALECT, **schema}
 
 
-def event_types_out() -> list[dict[str, Any]]:
-    """The body of ``GET /v1/event-types``."""
-    return [
-        {
-            "type": kind.event_type,
-            "description": kind.description,
-            "schema": body_schema(kind.event_type),
-        }
-        for kind in catalogue()
-    ]
+def with_outcome_schema(schema: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (a body carrying a call) with ``data.analysis.outcome`` described by the
+    account's call analysis schema ``outcome`` (or null)."""
+    analysis = schema["$defs"]["CallAnalysisOut"]
+    properties = {**analysis["properties"]}
+    properties["outcome"] = {**properties["outcome"], "anyOf": [outcome, {"type": "null"}]}
+    defs = {**schema["$defs"], "CallAnalysisOut": {**analysis, "properties": properties}}
+    return {**schema, "$defs": defs}
+
+
+def event_types_out(outcome_schema: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The body of ``GET /v1/event-types``: with ``outcome_schema`` (the account's call
+    analysis schema), the bodies that carry a call describe its outcome by it."""
+    out = []
+    for kind in catalogue():
+        schema = body_schema(kind.event_type)
+        if outcome_schema is not None and kind.data_model is CallOut:
+            schema = with_outcome_schema(schema, outcome_schema)
+        out.append({"type": kind.event_type, "description": kind.description, "schema": schema})
+    return out
 
 
 def openapi_components() -> tuple[dict[str, str], dict[str, Any]]:
