@@ -25,7 +25,7 @@ router = APIRouter(prefix="/v1/call-analysis-schema", tags=["calls"], route_clas
     description="Every field is null while the account has no schema. A `version` the "
     "account never had is a 404.",
 )
-async def get_schema(
+async def get_call_analysis_schema(
     auth: CallsRead,
     db: DB,
     version: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
@@ -48,7 +48,7 @@ async def get_schema(
     "docs/webhooks.md (anything else is a 422 naming the keyword). Outcomes recorded before "
     "keep the version they were validated against.",
 )
-async def put_schema(
+async def put_call_analysis_schema(
     auth: CallsWrite, _json: JsonContent, body: AnalysisSchemaIn, db: DB
 ) -> JSONResponse:
     async with db.begin() as conn:
