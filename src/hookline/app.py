@@ -11,6 +11,8 @@ from fastapi.routing import APIRoute
 
 from hookline import __version__, dashboard, tracing
 from hookline.api import (
+    accounts,
+    call_schemas,
     calls,
     conformance,
     contacts,
@@ -30,7 +32,8 @@ from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import filters
 from hookline.delivery.wakeup import make_wakeup
-from hookline.delivery.worker import Worker
+from hookline.delivery.worker import Chore, Worker
+from hookline.domain.calls import sweep_overdue_calls
 from hookline.domain.readying import ready_for_requests
 from hookline.guards.idempotency import IdempotencyStore
 from hookline.guards.ratelimit import RateLimiter
@@ -38,6 +41,12 @@ from hookline.settings import Settings
 from hookline.stopping import seconds_left
 from hookline.storage.db import READY_CONNECTIONS, Database
 from hookline.storage.migrate import upgrade_to_head
+
+
+def worker_chores(settings: Settings) -> list[Chore]:
+    """The periodic work every delivery worker runs (``serve``'s and ``hookline worker``)."""
+    return [Chore("ending overdue calls", settings.call_sweep_seconds, sweep_overdue_calls)]
+
 
 API_DESCRIPTION = """
 hookline stores an account's contacts and calls and delivers signed webhook events about them.
@@ -78,6 +87,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                 wakeup=wakeup,
                 secret_box=app.state.secret_box,
                 ready_connections=ready,
+                chores=worker_chores(settings),
             )
             await worker.start()
         try:
@@ -124,8 +134,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     # stream before events: /v1/events/{event_id} would take /v1/events/stream.
     for module in (
         health,
+        accounts,
         contacts,
         calls,
+        call_schemas,
         webhooks,
         deliveries,
         operations,

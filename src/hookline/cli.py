@@ -347,6 +347,7 @@ def server_options(stop_grace: float = 10.0) -> dict[str, Any]:
 
 
 def cmd_worker(_args: argparse.Namespace) -> int:
+    from hookline.app import worker_chores
     from hookline.delivery.worker import run_worker
     from hookline.logs import configure_logging
     from hookline.runtime import settle_heap
@@ -361,7 +362,7 @@ def cmd_worker(_args: argparse.Namespace) -> int:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
         async with opened_database(settings) as db:
-            await run_worker(settings, db, stop)
+            await run_worker(settings, db, stop, worker_chores(settings))
 
     _run(work())
     return 0

@@ -106,6 +106,8 @@ class Settings(BaseSettings):
     redis_url: str | None = None
     # At most a century: "now minus the retention period" stays a representable time.
     retention_days: int = Field(default=30, ge=1, le=36_500)
+    # How often each delivery worker ends the calls past their account's max_call_seconds.
+    call_sweep_seconds: float = Field(default=15.0, ge=0.05, le=3600)
     signup: Literal["open", "closed"] = "open"
     secret_key: str | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

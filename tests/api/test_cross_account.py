@@ -24,6 +24,7 @@ from tests.support.routes import http_routes
 BODIES: dict[tuple[str, str], dict[str, Any] | None] = {
     ("PATCH", "/v1/contacts/{contact_id}"): {"first_name": "Mallory"},
     ("POST", "/v1/calls/{call_id}/complete"): {"call_status": "completed"},
+    ("POST", "/v1/calls/{call_id}/analysis"): {"budget": 5},
     ("PATCH", "/v1/webhooks/{webhook_id}"): {"is_active": False, "url": "http://127.0.0.1:9/x"},
     ("POST", "/v1/webhooks/{webhook_id}/recover"): {"since": iso(utcnow() - timedelta(hours=1))},
 }

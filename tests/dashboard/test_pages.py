@@ -202,8 +202,13 @@ async def test_calls_and_events_pages(
     listing = await signed_in.get("/dashboard/calls")
     assert call_id in listing.text and "busy" in listing.text
     assert call_id not in (await signed_in.get("/dashboard/calls?status=completed")).text
+    analysed = await client.post(
+        f"/v1/calls/{call_id}/analysis", headers=_bearer(key), json={"budget_usd": 4321}
+    )
+    assert analysed.status_code == 200, analysed.text
     detail = await signed_in.get(f"/dashboard/calls/{call_id}")
     assert "Ada" in detail.text  # linked to the contact by phone number
+    assert "Outcome" in detail.text and "budget_usd" in detail.text and "4321" in detail.text
     contact_page = await signed_in.get(f"/dashboard/contacts/{contact.json()['id']}")
     assert call_id in contact_page.text
 

@@ -38,6 +38,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key's account and its settings
+         * @description Any valid key of the account may read it.
+         */
+        get: operations["get_account"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the account's settings
+         * @description Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new `max_call_seconds` applies to calls started after the change.
+         */
+        patch: operations["update_account"];
+        trace?: never;
+    };
+    "/v1/call-analysis-schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's call analysis schema (the current version, or `version`)
+         * @description Every field is null while the account has no schema. A `version` the account never had is a 404.
+         */
+        get: operations["get_call_analysis_schema"];
+        /**
+         * Set the account's call analysis schema (a new version)
+         * @description The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a 422 naming the keyword). Outcomes recorded before keep the version they were validated against.
+         */
+        put: operations["put_call_analysis_schema"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/calls": {
         parameters: {
             query?: never;
@@ -70,6 +118,26 @@ export interface paths {
         get: operations["get_call"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/calls/{call_id}/analysis": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a call's structured outcome (fires call.analyzed)
+         * @description The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call analysis schema (422 naming each field's path). It is stored as `analysis.outcome` with `analysis.outcome_schema_version`. A 409 while the call is in progress, when the server ended it (`timed-out`), or when it has an outcome already.
+         */
+        post: operations["analyze_call"];
         delete?: never;
         options?: never;
         head?: never;
@@ -182,7 +250,7 @@ export interface paths {
         };
         /**
          * The event types and the JSON Schema (2020-12) of each one's delivered body
-         * @description Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`. Any valid key may read it. The same bodies are in this document's `webhooks`.
+         * @description Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`. Any valid key may read it. The same bodies are in this document's `webhooks`; here, the bodies that carry a call describe `data.analysis.outcome` by the account's current call analysis schema.
          */
         get: operations["list_event_types"];
         put?: never;
@@ -472,6 +540,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "call.analyzed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * call.analyzed
+         * @description A call's structured outcome was recorded (with its completion, after `call.completed`, or by POST /v1/calls/{id}/analysis): `analysis.outcome`, valid against the account's call analysis schema version `analysis.outcome_schema_version` (data: the call). Signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         */
+        post: operations["webhook_call_analyzed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "call.completed": {
         parameters: {
             query?: never;
@@ -483,7 +571,7 @@ export interface webhooks {
         put?: never;
         /**
          * call.completed
-         * @description A call ended; carries its `analysis` when reported. Signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         * @description A call ended, whatever its final `call_status` (`completed`, `failed`, `no-answer`, `busy`, `canceled`, or `timed-out` when the server ended it at the account's `max_call_seconds`); fired exactly once per call; carries its `analysis` when reported. Signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
          */
         post: operations["webhook_call_completed"];
         delete?: never;
@@ -675,6 +763,55 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** AccountOut */
+        AccountOut: {
+            /** Created At */
+            created_at: string;
+            /** Id */
+            id: string;
+            /** Max Call Seconds */
+            max_call_seconds: number;
+            /** Name */
+            name: string;
+            /** Retention Days */
+            retention_days: number;
+        };
+        /** AccountUpdate */
+        AccountUpdate: {
+            /**
+             * Max Call Seconds
+             * @description A call still in progress this long after its start is ended by the server with `call_status` `timed-out` (60..604800; default 3600). Applies to calls started after the change.
+             */
+            max_call_seconds?: number;
+            /**
+             * Retention Days
+             * @description How long the account's data is kept, in days (1..3650; default 30).
+             */
+            retention_days?: number;
+        };
+        /**
+         * AnalysisSchemaIn
+         * @description A JSON Schema of the outcome: `type` object, string, number, integer, boolean or
+         *     array; `properties`, `required`, `additionalProperties` (a boolean), `items`, `enum`,
+         *     `minimum`/`maximum`, `minLength`/`maxLength`, `maxItems`, `description`. Nothing else.
+         */
+        AnalysisSchemaIn: {
+            [key: string]: unknown;
+        };
+        /** AnalysisSchemaOut */
+        AnalysisSchemaOut: {
+            /** Created At */
+            created_at: string | null;
+            /** Schema */
+            schema: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Version
+             * @description Starts at 1; each PUT adds one. Null: no schema.
+             */
+            version: number | null;
+        };
         /**
          * AppointmentBookedEvent
          * @description A call completed with `analysis.appointment_booked` = true (data: the call).
@@ -758,6 +895,13 @@ export interface components {
             intent?: string | null;
             /** Lead Qualification */
             lead_qualification?: ("qualified" | "unqualified" | "unknown") | null;
+            /**
+             * Outcome
+             * @description The structured outcome, validated against the account's call analysis schema; fires `call.analyzed` after `call.completed`.
+             */
+            outcome?: {
+                [key: string]: unknown;
+            } | null;
             /** Recording Url */
             recording_url?: string | null;
             /** Summary */
@@ -780,12 +924,46 @@ export interface components {
             intent: string | null;
             /** Lead Qualification */
             lead_qualification: ("qualified" | "unqualified" | "unknown") | null;
+            /**
+             * Outcome
+             * @description The structured outcome (the account's call analysis schema), or null.
+             */
+            outcome: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Outcome Schema Version
+             * @description The version of the schema `outcome` was validated against; null when there is no outcome or the account had no schema.
+             */
+            outcome_schema_version: number | null;
             /** Recording Url */
             recording_url: string | null;
             /** Summary */
             summary: string | null;
             /** Transcript */
             transcript: string | null;
+        };
+        /**
+         * CallAnalyzedEvent
+         * @description A call's structured outcome was recorded (with its completion, after `call.completed`, or by POST /v1/calls/{id}/analysis): `analysis.outcome`, valid against the account's call analysis schema version `analysis.outcome_schema_version` (data: the call).
+         */
+        CallAnalyzedEvent: {
+            data: components["schemas"]["CallOut"];
+            /**
+             * Id
+             * @description The `webhook-id` header; dedupe on it.
+             */
+            id: string;
+            /**
+             * Timestamp
+             * @description When the event happened, ISO 8601 UTC.
+             */
+            timestamp: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "call.analyzed";
         };
         /** CallComplete */
         CallComplete: {
@@ -800,11 +978,11 @@ export interface components {
              * Call Status
              * @enum {string}
              */
-            call_status: "completed" | "failed" | "no-answer" | "busy";
+            call_status: "completed" | "failed" | "no-answer" | "busy" | "canceled";
         };
         /**
          * CallCompletedEvent
-         * @description A call ended; carries its `analysis` when reported.
+         * @description A call ended, whatever its final `call_status` (`completed`, `failed`, `no-answer`, `busy`, `canceled`, or `timed-out` when the server ended it at the account's `max_call_seconds`); fired exactly once per call; carries its `analysis` when reported.
          */
         CallCompletedEvent: {
             data: components["schemas"]["CallOut"];
@@ -862,7 +1040,7 @@ export interface components {
              * Call Status
              * @enum {string}
              */
-            call_status: "in-progress" | "completed" | "failed" | "no-answer" | "busy";
+            call_status: "in-progress" | "completed" | "failed" | "no-answer" | "busy" | "canceled" | "timed-out";
             /**
              * Call Type
              * @enum {string}
@@ -1320,6 +1498,13 @@ export interface components {
              */
             type: "lead.qualified";
         };
+        /**
+         * Outcome
+         * @description A call's structured outcome, validated against the account's call analysis schema.
+         */
+        Outcome: {
+            [key: string]: unknown;
+        };
         /** RecoverIn */
         RecoverIn: {
             /**
@@ -1438,7 +1623,7 @@ export interface components {
              * Events
              * @description Non-empty set of event types; duplicates are dropped.
              */
-            events: ("contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "webhook.disabled" | "delivery.exhausted")[];
+            events: ("contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted")[];
             /** Filter */
             filter?: string | null;
             /** Headers */
@@ -1564,7 +1749,7 @@ export interface components {
              * Events
              * @description Non-empty set of event types; duplicates are dropped.
              */
-            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "webhook.disabled" | "delivery.exhausted")[];
+            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted")[];
             /** Filter */
             filter?: string | null;
             /**
@@ -1635,6 +1820,330 @@ export interface operations {
             };
         };
     };
+    get_account: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountOut"];
+                };
+            };
+            /** @description unauthenticated: key missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description validation_error (details.fields lists each field) or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description rate_limited: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    update_account: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccountUpdate"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccountOut"];
+                };
+            };
+            /** @description invalid_json: the body is not a JSON object */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description unauthenticated: key missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description forbidden: the key lacks the scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description payload_too_large: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description unsupported_media_type: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description validation_error (details.fields lists each field) or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description rate_limited: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_call_analysis_schema: {
+        parameters: {
+            query?: {
+                version?: number | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalysisSchemaOut"];
+                };
+            };
+            /** @description unauthenticated: key missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description forbidden: the key lacks the scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not_found: unknown id, or an id of another account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description validation_error (details.fields lists each field) or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description rate_limited: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    put_call_analysis_schema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnalysisSchemaIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnalysisSchemaOut"];
+                };
+            };
+            /** @description invalid_json: the body is not a JSON object */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description unauthenticated: key missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description forbidden: the key lacks the scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description payload_too_large: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description unsupported_media_type: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description validation_error (details.fields lists each field) or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description rate_limited: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     list_calls: {
         parameters: {
             query?: {
@@ -1645,7 +2154,7 @@ export interface operations {
                 /** @description Items to skip (for clients written against offsets); ignored with `cursor`. The `Link` header's cursor is cheaper and stable while items are added. */
                 offset?: number | null;
                 contact_id?: string | null;
-                call_status?: ("in-progress" | "completed" | "failed" | "no-answer" | "busy") | null;
+                call_status?: ("in-progress" | "completed" | "failed" | "no-answer" | "busy" | "canceled" | "timed-out") | null;
                 call_type?: ("inbound" | "outbound") | null;
                 assistant_id?: string | null;
             };
@@ -1859,6 +2368,125 @@ export interface operations {
             };
             /** @description not_found: unknown id, or an id of another account */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description validation_error (details.fields lists each field) or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description rate_limited: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    analyze_call: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body within 24 h replays the first response (with `Idempotent-Replayed: true`), once the key is authorised for this operation as a fresh request would be; with another body it is refused (422 idempotency_key_reused); while the first is still running, 409. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Outcome"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CallOut"];
+                };
+            };
+            /** @description invalid_json: the body is not a JSON object */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description unauthenticated: key missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description forbidden: the key lacks the scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not_found: unknown id, or an id of another account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description conflict: the resource's state forbids this, or the idempotent request is in flight */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description payload_too_large: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description unsupported_media_type: body is not application/json */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2698,7 +3326,7 @@ export interface operations {
                 /** @description Items to skip (for clients written against offsets); ignored with `cursor`. The `Link` header's cursor is cheaper and stable while items are added. */
                 offset?: number | null;
                 /** @description Only events of this type. */
-                type?: "contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "webhook.disabled" | "delivery.exhausted" | "webhook.test";
+                type?: "contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted" | "webhook.test";
             };
             header?: never;
             path?: never;
@@ -3994,7 +4622,7 @@ export interface operations {
                      * @description A type of GET /v1/event-types; its example event is sent.
                      * @enum {string}
                      */
-                    event_type: "contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "webhook.disabled" | "delivery.exhausted" | "webhook.test" | "webhook.conformance";
+                    event_type: "contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted" | "webhook.test" | "webhook.conformance";
                 };
             };
         };
@@ -4101,6 +4729,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AppointmentBookedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: hookline disables the webhook. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: any 2xx within 15 s is a success. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_call_analyzed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CallAnalyzedEvent"];
             };
         };
         responses: {

@@ -20,7 +20,14 @@ from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
 from hookline.domain import calls as domain
 from hookline.errors import NotFound
-from hookline.schemas.calls import CallComplete, CallCreate, CallOut, CallStatus, CallType
+from hookline.schemas.calls import (
+    CallComplete,
+    CallCreate,
+    CallOut,
+    CallStatus,
+    CallType,
+    Outcome,
+)
 
 router = APIRouter(prefix="/v1/calls", tags=["calls"], route_class=DirectRoute)
 
@@ -126,6 +133,31 @@ async def complete_call(
             body.call_ended_at,
             body.analysis.model_dump(exclude_unset=True) if body.analysis is not None else None,
         )
+    if call is None:
+        raise _not_found(call_id)
+    return JSONResponse(call)
+
+
+@router.post(
+    "/{call_id}/analysis",
+    response_model=CallOut,
+    responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422),
+    summary="Record a call's structured outcome (fires call.analyzed)",
+    description='The body is the outcome object itself (e.g. `{"budget": 5}`), validated '
+    "against the account's call analysis schema (422 naming each field's path). It is stored "
+    "as `analysis.outcome` with `analysis.outcome_schema_version`. A 409 while the call is in "
+    "progress, when the server ended it (`timed-out`), or when it has an outcome already.",
+)
+async def analyze_call(
+    request: Request,
+    call_id: str,
+    auth: CallsWrite,
+    _json: JsonContent,
+    body: Outcome,
+    db: DB,
+) -> JSONResponse:
+    async with db.begin() as conn:
+        call = await domain.analyze_call(conn, auth.account_id, call_id, body.root)
     if call is None:
         raise _not_found(call_id)
     return JSONResponse(call)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import APIRouter, FastAPI
 from pydantic import BaseModel, Field
 
-from hookline.api.deps import require
+from hookline.api.deps import DB, AnyKey
 from hookline.api.openapi import error_responses
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
+from hookline.domain import call_schemas
 from hookline.schemas import catalogue
 
 router = APIRouter(prefix="/v1/event-types", tags=["events"], route_class=DirectRoute)
@@ -31,11 +32,13 @@ class EventTypeDoc(BaseModel):
     summary="The event types and the JSON Schema (2020-12) of each one's delivered body",
     description="Every type a webhook may receive: the subscribable ones, `webhook.test` and "
     "`webhook.conformance`. Any valid key may read it. The same bodies are in this document's "
-    "`webhooks`.",
-    dependencies=[Depends(require(None))],
+    "`webhooks`; here, the bodies that carry a call describe `data.analysis.outcome` by the "
+    "account's current call analysis schema.",
 )
-async def list_event_types() -> JSONResponse:
-    return JSONResponse(catalogue.event_types_out())
+async def list_event_types(auth: AnyKey, db: DB) -> JSONResponse:
+    async with db.read() as conn:
+        outcome = await call_schemas.current_schema(conn, auth.account_id)
+    return JSONResponse(catalogue.event_types_out(outcome["schema"]))
 
 
 def add_webhooks_to_openapi(app: FastAPI) -> None:

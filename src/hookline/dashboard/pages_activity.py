@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import get_args
+from typing import Any, get_args
 
 import orjson
 from fastapi import APIRouter, Request
@@ -70,10 +70,21 @@ async def show_call(request: Request, session: CurrentSession, call_id: str) -> 
             if call["contact_id"]
             else None
         )
-    metadata = orjson.dumps(call["metadata"], option=orjson.OPT_INDENT_2).decode()
-    return render(
-        request, "call_detail.html", {"call": call, "contact": contact, "metadata": metadata}
-    )
+    metadata = _indented(call["metadata"])
+    analysis = call["analysis"] or {}
+    outcome = analysis.get("outcome")
+    context = {
+        "call": call,
+        "contact": contact,
+        "metadata": metadata,
+        "outcome": None if outcome is None else _indented(outcome),
+        "outcome_version": analysis.get("outcome_schema_version"),
+    }
+    return render(request, "call_detail.html", context)
+
+
+def _indented(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
 
 
 @router.get("/events")

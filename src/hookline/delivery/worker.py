@@ -10,6 +10,8 @@ Loops (tasks), as in procrastinate's worker:
 * recorder: stores everything in the buffer in one transaction (group commit), repeatedly.
 * heartbeat: keeps this worker's leases alive; a dead worker's leases expire and others resend.
 * pruner: deletes data older than ``retention_days`` in small batches.
+* chores: periodic work of the layers above, each in a loop of its own (``Chore``; the calls
+  sweeper, ``domain.calls.sweep_overdue_calls``), run first at start, then every few seconds.
 * listener (PostgreSQL): ``LISTEN`` for other processes' wake-ups.
 * analyzer (PostgreSQL, a few times): a young database's delivery tables analyzed as they grow
   (``manager.analyze_young_tables``).
@@ -28,7 +30,8 @@ import random
 import socket
 import time
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -174,6 +177,16 @@ async def _unless_set(event: asyncio.Event, seconds: float) -> None:
                 await event.wait()
 
 
+@dataclass(frozen=True, slots=True)
+class Chore:
+    """Periodic work the worker's process runs beside delivery: ``run(db)`` at start, then
+    every ``every_seconds``. It must be safe with several processes running it at once."""
+
+    name: str
+    every_seconds: float
+    run: Callable[[Database], Awaitable[object]]
+
+
 def lease_seconds_for(settings: Settings) -> float:
     """Leases outlive the longest possible attempt with room to spare, so a live worker's claim
     is never taken over even if a heartbeat is late."""
@@ -194,9 +207,11 @@ class Worker:
         rng: RandomSource | None = None,
         worker_id: str | None = None,
         ready_connections: int = READY_CONNECTIONS,
+        chores: Sequence[Chore] = (),
     ) -> None:
         self.settings = settings
         self.db = db
+        self._chores = tuple(chores)
         filters.configure(filters.Limits.from_settings(settings))
         # PostgreSQL: how many pooled connections ``start`` readies for the worker's statements
         # (more when the API shares the pool: see app.py).
@@ -296,6 +311,8 @@ class Worker:
         self._spawn("recorder", self._record_loop)
         self._spawn("heartbeat", self._heartbeat_loop)
         self._spawn("pruner", self._prune_loop)
+        for chore in self._chores:
+            self._spawn(f"chore {chore.name}", self._chore_loop(chore))
         if not self.db.is_sqlite:
             self._spawn("listener", self._listen_loop)
         log.info("delivery worker %s started", self.id)
@@ -869,6 +886,20 @@ class Worker:
                 extra={"worker_id": self.id, "peer_worker_id": peer.id},
             )
 
+    def _chore_loop(self, chore: Chore) -> Callable[[], Awaitable[None]]:
+        failures = _FailureLog(chore.name)
+
+        async def loop() -> None:
+            while True:
+                try:
+                    await chore.run(self.db)
+                    failures.succeeded()
+                except Exception as exc:
+                    failures.failed(exc)
+                await asyncio.sleep(chore.every_seconds)
+
+        return loop
+
     async def _prune_loop(self) -> None:
         await asyncio.sleep(PRUNE_FIRST_DELAY_SECONDS)
         while True:
@@ -944,10 +975,12 @@ def _span_attributes(claim: Claim) -> dict[str, Any]:
     }
 
 
-async def run_worker(settings: Settings, db: Database, stop: asyncio.Event) -> None:
+async def run_worker(
+    settings: Settings, db: Database, stop: asyncio.Event, chores: Sequence[Chore] = ()
+) -> None:
     """``hookline worker``: run until ``stop`` is set (e.g. by SIGTERM), then stop cleanly."""
     tracing.configure_from_environment()
-    worker = Worker(settings, db)
+    worker = Worker(settings, db, chores=chores)
     await worker.start()
     try:
         await stop.wait()

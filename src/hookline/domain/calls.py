@@ -9,16 +9,21 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hookline import ids
+from hookline.domain.call_schemas import validated_outcome
 from hookline.domain.contacts import find_contact_id_by_phone, refuse_do_not_call
 from hookline.domain.events import record_event
 from hookline.errors import Conflict, ValidationFailed
 from hookline.storage.connector import Connection
-from hookline.storage.db import fetch_one
+from hookline.storage.db import Database, fetch_one
+from hookline.storage.queries import accounts as account_queries
 from hookline.storage.queries import calls as queries
 from hookline.storage.queries import contacts as contact_queries
 from hookline.timeutil import iso, to_millis, utcnow
 
-IN_PROGRESS = "in-progress"
+IN_PROGRESS = queries.IN_PROGRESS
+TIMED_OUT = "timed-out"
+"""The status of a call the server ended: still in progress at its deadline."""
+SWEEP_BATCH = 100
 #: The longest call recorded: its end at most this long after its start, so that
 #: ``duration_seconds`` is a sane length that fits every database's integer column.
 MAX_CALL_DURATION = timedelta(days=7)
@@ -31,6 +36,8 @@ ANALYSIS_FIELDS = (
     "lead_qualification",
     "appointment_booked",
     "cost",
+    "outcome",
+    "outcome_schema_version",
 )
 
 
@@ -75,10 +82,12 @@ async def create_call(conn: Connection, account_id: str, fields: dict[str, Any])
     """Start a call (``fields`` already validated by ``CallCreate``); fires ``call.started``."""
     now = utcnow()
     phone = fields["customer_phone_number"]
-    started = fields.get("call_started_at")
+    started_at = fields.get("call_started_at")
+    started = to_millis(started_at) if started_at is not None else now
     contact_id = await _resolve_contact(conn, account_id, fields.get("contact_id"), phone)
     if contact_id is not None:
         await refuse_do_not_call(conn, account_id, contact_id)
+    max_seconds = await conn.scalar(account_queries.MAX_CALL_SECONDS, {"account_id": account_id})
     row = {
         "id": ids.call_id(),
         "account_id": account_id,
@@ -86,7 +95,7 @@ async def create_call(conn: Connection, account_id: str, fields: dict[str, Any])
         "call_type": fields["call_type"],
         "customer_phone_number": phone,
         "call_status": IN_PROGRESS,
-        "call_started_at": to_millis(started) if started is not None else now,
+        "call_started_at": started,
         "call_ended_at": None,
         "duration_seconds": None,
         "metadata": fields.get("metadata"),
@@ -94,6 +103,7 @@ async def create_call(conn: Connection, account_id: str, fields: dict[str, Any])
         "assistant_id": None,
         "created_at": now,
         "updated_at": now,
+        "deadline_at": started + timedelta(seconds=max_seconds),
     }
     inserted = (await conn.execute(queries.INSERT, row)).one()
     call = call_out(inserted)
@@ -169,6 +179,11 @@ async def complete_call(
         return None
     if row.call_status != IN_PROGRESS:
         raise Conflict(f"Call {call_id} already ended with call_status {row.call_status}.")
+    if analysis is not None and analysis.get("outcome") is not None:
+        analysis = {
+            **analysis,
+            **await validated_outcome(conn, account_id, analysis["outcome"], "analysis.outcome"),
+        }
     now = utcnow()
     ended = _ended_at(row.call_started_at, call_ended_at, now)
     changes = {
@@ -186,6 +201,68 @@ async def complete_call(
     return call
 
 
+async def analyze_call(
+    conn: Connection, account_id: str, call_id: str, outcome: dict[str, Any]
+) -> dict[str, Any] | None:
+    """Record the structured outcome of a call that ended (validated against the account's
+    schema); fires ``call.analyzed``. None when the call doesn't exist; ``Conflict`` while it
+    is in progress, when the server ended it, or when it has an outcome already."""
+    row = await fetch_one(conn, queries.BY_ID_FOR_UPDATE, {"id": call_id, "account_id": account_id})
+    if row is None:
+        return None
+    if row.call_status in (IN_PROGRESS, TIMED_OUT):
+        why = (
+            "is still in progress" if row.call_status == IN_PROGRESS else "was ended by the server"
+        )
+        raise Conflict(f"Call {call_id} {why}; only a call its caller ended takes an analysis.")
+    stored = row.analysis or {}
+    if stored.get("outcome") is not None:
+        raise Conflict(f"Call {call_id} has its outcome already; it is recorded once.")
+    fields = await validated_outcome(conn, account_id, outcome, "")
+    analysis = {**{name: None for name in ANALYSIS_FIELDS}, **stored, **fields}
+    changes = {"analysis": analysis, "updated_at": utcnow(), "b_id": call_id}
+    call = call_out((await conn.execute(queries.SET_ANALYSIS, changes)).one())
+    await record_event(conn, account_id, "call.analyzed", call)
+    return call
+
+
+async def end_overdue_calls(conn: Connection, now: datetime, limit: int = SWEEP_BATCH) -> int:
+    """End up to ``limit`` calls still in progress past their deadline, as ``timed-out`` at
+    that deadline, each with its ``call.completed`` in this transaction. The UPDATE ends a
+    call only if it is still in progress, so of several sweepers only one ends each call."""
+    ended = 0
+    for candidate in await conn.execute(queries.OVERDUE, {"now": now, "limit": limit}):
+        row = await fetch_one(conn, queries.TIME_OUT, _timed_out(candidate, now))
+        if row is None:
+            continue  # completed or swept by someone else meanwhile
+        await record_event(conn, row.account_id, "call.completed", call_out(row))
+        ended += 1
+    return ended
+
+
+def _timed_out(candidate: Any, now: datetime) -> dict[str, Any]:
+    started, deadline = candidate.call_started_at, candidate.deadline_at
+    return {
+        "b_id": candidate.id,
+        "now": now,
+        "call_status": TIMED_OUT,
+        "call_ended_at": deadline,
+        "duration_seconds": math.floor((deadline - started).total_seconds()),
+        "updated_at": now,
+    }
+
+
+async def sweep_overdue_calls(db: Database) -> int:
+    """End every overdue call, a batch per transaction (the worker's periodic chore)."""
+    total = 0
+    while True:
+        async with db.begin() as conn:
+            ended = await end_overdue_calls(conn, utcnow())
+        total += ended
+        if ended < SWEEP_BATCH:
+            return total
+
+
 def _outcome_events(analysis: dict[str, Any] | None) -> list[str]:
     """The events an analysis fires besides ``call.completed``, in a fixed order."""
     if analysis is None:
@@ -195,4 +272,6 @@ def _outcome_events(analysis: dict[str, Any] | None) -> list[str]:
         fired.append("lead.qualified")
     if analysis.get("appointment_booked") is True:
         fired.append("appointment.booked")
+    if analysis.get("outcome") is not None:
+        fired.append("call.analyzed")
     return fired

@@ -24,6 +24,7 @@ EVENT_TYPES = (
     "call.completed",
     "lead.qualified",
     "appointment.booked",
+    "call.analyzed",
     "webhook.disabled",
     "delivery.exhausted",
 )

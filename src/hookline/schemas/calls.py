@@ -7,8 +7,9 @@ from functools import partial
 from typing import Annotated, Any, Literal
 
 import orjson
-from pydantic import AfterValidator, BaseModel, Field, StrictBool
+from pydantic import AfterValidator, BaseModel, Field, RootModel, StrictBool, field_validator
 
+from hookline.domain import validation
 from hookline.domain.calls import MAX_CALL_DURATION
 from hookline.domain.validation import MAX_URL_LENGTH, TEXT_PATTERN, URL_PATTERN, url_syntax
 from hookline.schemas.common import (
@@ -23,8 +24,11 @@ from hookline.schemas.common import (
 MAX_METADATA_BYTES = 16 * 1024
 
 CallType = Literal["inbound", "outbound"]
-CallStatus = Literal["in-progress", "completed", "failed", "no-answer", "busy"]
-FinalStatus = Literal["completed", "failed", "no-answer", "busy"]
+CallStatus = Literal[
+    "in-progress", "completed", "failed", "no-answer", "busy", "canceled", "timed-out"
+]
+FinalStatus = Literal["completed", "failed", "no-answer", "busy", "canceled"]
+"""The statuses a caller ends a call with; ``timed-out`` is the server's alone."""
 
 
 def _bounded_metadata(value: dict[str, Any]) -> dict[str, Any]:
@@ -94,6 +98,31 @@ Cost = Annotated[
 ]
 
 
+class JsonObject(RootModel[dict[str, Any]]):
+    """A body that is any JSON object JSON and the databases can hold."""
+
+    @field_validator("root", mode="before")
+    @classmethod
+    def _storable(cls, value: Any) -> Any:
+        return validation.refuse_unstorable(value, "body")
+
+
+class Outcome(JsonObject):
+    """A call's structured outcome, validated against the account's call analysis schema."""
+
+
+class AnalysisSchemaIn(JsonObject):
+    """A JSON Schema of the outcome: `type` object, string, number, integer, boolean or
+    array; `properties`, `required`, `additionalProperties` (a boolean), `items`, `enum`,
+    `minimum`/`maximum`, `minLength`/`maxLength`, `maxItems`, `description`. Nothing else."""
+
+
+class AnalysisSchemaOut(BaseModel):
+    version: int | None = Field(description="Starts at 1; each PUT adds one. Null: no schema.")
+    schema_: dict[str, Any] | None = Field(alias="schema")
+    created_at: str | None
+
+
 class CallAnalysis(RequestModel):
     """What the calling product concluded about a call; every field optional."""
 
@@ -107,6 +136,11 @@ class CallAnalysis(RequestModel):
     lead_qualification: LeadQualification | None = None
     appointment_booked: StrictBool | None = None
     cost: Cost | None = None
+    outcome: dict[str, Any] | None = Field(
+        default=None,
+        description="The structured outcome, validated against the account's call analysis "
+        "schema; fires `call.analyzed` after `call.completed`.",
+    )
 
 
 class CallComplete(RequestModel):
@@ -132,6 +166,13 @@ class CallAnalysisOut(BaseModel):
     lead_qualification: LeadQualification | None
     appointment_booked: bool | None
     cost: str | None = Field(description='A decimal string, e.g. "0.42", or null.')
+    outcome: dict[str, Any] | None = Field(
+        description="The structured outcome (the account's call analysis schema), or null."
+    )
+    outcome_schema_version: int | None = Field(
+        description="The version of the schema `outcome` was validated against; null when "
+        "there is no outcome or the account had no schema."
+    )
 
 
 class CallOut(BaseModel):

@@ -88,9 +88,19 @@ _EXAMPLE_CALL: dict[str, Any] = {
         "lead_qualification": "qualified",
         "appointment_booked": True,
         "cost": "0.42",
+        "outcome": None,
+        "outcome_schema_version": None,
     },
     "created_at": "2026-01-01T10:00:00.000Z",
     "updated_at": "2026-01-01T10:03:21.000Z",
+}
+_ANALYZED_CALL = {
+    **_EXAMPLE_CALL,
+    "analysis": {
+        **_EXAMPLE_CALL["analysis"],
+        "outcome": {"budget": 5000, "decision_maker": True},
+        "outcome_schema_version": 1,
+    },
 }
 _STARTED_CALL = {
     **_EXAMPLE_CALL,
@@ -147,7 +157,9 @@ _KINDS = (
     EventKind("call.started", "A call started.", CallOut, _STARTED_CALL),
     EventKind(
         "call.completed",
-        "A call ended; carries its `analysis` when reported.",
+        "A call ended, whatever its final `call_status` (`completed`, `failed`, `no-answer`, "
+        "`busy`, `canceled`, or `timed-out` when the server ended it at the account's "
+        "`max_call_seconds`); fired exactly once per call; carries its `analysis` when reported.",
         CallOut,
         _EXAMPLE_CALL,
     ),
@@ -162,6 +174,14 @@ _KINDS = (
         "A call completed with `analysis.appointment_booked` = true (data: the call).",
         CallOut,
         _EXAMPLE_CALL,
+    ),
+    EventKind(
+        "call.analyzed",
+        "A call's structured outcome was recorded (with its completion, after `call.completed`, "
+        "or by POST /v1/calls/{id}/analysis): `analysis.outcome`, valid against the account's "
+        "call analysis schema version `analysis.outcome_schema_version` (data: the call).",
+        CallOut,
+        _ANALYZED_CALL,
     ),
     EventKind(
         "webhook.disabled",
@@ -251,16 +271,26 @@ def body_schema(event_type: str) -> dict[str, Any]:
     return {"$schema": JSON_SCHEMA_DIALECT, **schema}
 
 
-def event_types_out() -> list[dict[str, Any]]:
-    """The body of ``GET /v1/event-types``."""
-    return [
-        {
-            "type": kind.event_type,
-            "description": kind.description,
-            "schema": body_schema(kind.event_type),
-        }
-        for kind in catalogue()
-    ]
+def with_outcome_schema(schema: dict[str, Any], outcome: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (a body carrying a call) with ``data.analysis.outcome`` described by the
+    account's call analysis schema ``outcome`` (or null)."""
+    analysis = schema["$defs"]["CallAnalysisOut"]
+    properties = {**analysis["properties"]}
+    properties["outcome"] = {**properties["outcome"], "anyOf": [outcome, {"type": "null"}]}
+    defs = {**schema["$defs"], "CallAnalysisOut": {**analysis, "properties": properties}}
+    return {**schema, "$defs": defs}
+
+
+def event_types_out(outcome_schema: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The body of ``GET /v1/event-types``: with ``outcome_schema`` (the account's call
+    analysis schema), the bodies that carry a call describe its outcome by it."""
+    out = []
+    for kind in catalogue():
+        schema = body_schema(kind.event_type)
+        if outcome_schema is not None and kind.data_model is CallOut:
+            schema = with_outcome_schema(schema, outcome_schema)
+        out.append({"type": kind.event_type, "description": kind.description, "schema": schema})
+    return out
 
 
 def openapi_components() -> tuple[dict[str, str], dict[str, Any]]:

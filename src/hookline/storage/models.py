@@ -135,6 +135,9 @@ accounts = Table(
     Column("id", String(64), primary_key=True),
     Column("name", String(200), nullable=False),
     Column("created_at", UTCDateTime(), nullable=False),
+    # The account's settings (GET/PATCH /v1/account; bounds in domain.accounts).
+    Column("retention_days", Integer, nullable=False, server_default=text("30")),
+    Column("max_call_seconds", Integer, nullable=False, server_default=text("3600")),
 )
 
 api_keys = Table(
@@ -250,9 +253,27 @@ calls = Table(
     Column("assistant_id", String(200), nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
+    # When the server ends the call if it is still in progress: its start plus the account's
+    # max_call_seconds at that moment. The sweeper walks (call_status, deadline_at).
+    Column("deadline_at", UTCDateTime(), nullable=True),
     Index(None, "account_id", "id"),
     Index(None, "contact_id"),
     Index(None, "account_id", "assistant_id", "id"),
+    Index(None, "call_status", "deadline_at"),
+)
+
+# Every version of an account's call analysis schema (PUT /v1/call-analysis-schema); the
+# highest is the current one. Versions are never changed or deleted: a call's outcome names
+# the version it was validated against.
+call_analysis_schemas = Table(
+    "call_analysis_schemas",
+    metadata,
+    Column(
+        "account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True
+    ),
+    Column("version", Integer, primary_key=True, autoincrement=False),
+    Column("schema", Json, nullable=False),
+    Column("created_at", UTCDateTime(), nullable=False),
 )
 
 webhooks = Table(

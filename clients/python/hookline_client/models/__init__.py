@@ -1,5 +1,10 @@
 """Contains all the data models used in inputs/outputs"""
 
+from .account_out import AccountOut
+from .account_update import AccountUpdate
+from .analysis_schema_in import AnalysisSchemaIn
+from .analysis_schema_out import AnalysisSchemaOut
+from .analysis_schema_out_schema_type_0 import AnalysisSchemaOutSchemaType0
 from .appointment_booked_event import AppointmentBookedEvent
 from .attempt_out import AttemptOut
 from .bulk_error import BulkError
@@ -12,6 +17,9 @@ from .call_analysis_out import CallAnalysisOut
 from .call_analysis_out_lead_qualification_type_0 import (
     CallAnalysisOutLeadQualificationType0,
 )
+from .call_analysis_out_outcome_type_0 import CallAnalysisOutOutcomeType0
+from .call_analysis_outcome_type_0 import CallAnalysisOutcomeType0
+from .call_analyzed_event import CallAnalyzedEvent
 from .call_complete import CallComplete
 from .call_complete_call_status import CallCompleteCallStatus
 from .call_completed_event import CallCompletedEvent
@@ -61,6 +69,7 @@ from .list_calls_call_type_type_0 import ListCallsCallTypeType0
 from .list_contacts_do_not_call_type_0 import ListContactsDoNotCallType0
 from .list_deliveries_status_type_0 import ListDeliveriesStatusType0
 from .list_events_type import ListEventsType
+from .outcome import Outcome
 from .recover_in import RecoverIn
 from .recover_out import RecoverOut
 from .send_test_event_test_event_request import SendTestEventTestEventRequest
@@ -88,6 +97,11 @@ from .webhook_update_events_item import WebhookUpdateEventsItem
 from .webhook_update_headers import WebhookUpdateHeaders
 
 __all__ = (
+    "AccountOut",
+    "AccountUpdate",
+    "AnalysisSchemaIn",
+    "AnalysisSchemaOut",
+    "AnalysisSchemaOutSchemaType0",
     "AppointmentBookedEvent",
     "AttemptOut",
     "BulkError",
@@ -98,6 +112,9 @@ __all__ = (
     "CallAnalysisLeadQualificationType0",
     "CallAnalysisOut",
     "CallAnalysisOutLeadQualificationType0",
+    "CallAnalysisOutOutcomeType0",
+    "CallAnalysisOutcomeType0",
+    "CallAnalyzedEvent",
     "CallComplete",
     "CallCompleteCallStatus",
     "CallCompletedEvent",
@@ -145,6 +162,7 @@ __all__ = (
     "ListContactsDoNotCallType0",
     "ListDeliveriesStatusType0",
     "ListEventsType",
+    "Outcome",
     "RecoverIn",
     "RecoverOut",
     "SendTestEventTestEventRequest",

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 
@@ -9,6 +9,10 @@ from ..models.call_analysis_lead_qualification_type_0 import (
     CallAnalysisLeadQualificationType0,
 )
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.call_analysis_outcome_type_0 import CallAnalysisOutcomeType0
+
 
 T = TypeVar("T", bound="CallAnalysis")
 
@@ -23,6 +27,8 @@ class CallAnalysis:
         cost (None | str | Unset):
         intent (None | str | Unset):
         lead_qualification (CallAnalysisLeadQualificationType0 | None | Unset):
+        outcome (CallAnalysisOutcomeType0 | None | Unset): The structured outcome, validated against the account's call
+            analysis schema; fires `call.analyzed` after `call.completed`.
         recording_url (None | str | Unset):
         summary (None | str | Unset):
         transcript (None | str | Unset):
@@ -33,11 +39,14 @@ class CallAnalysis:
     cost: None | str | Unset = UNSET
     intent: None | str | Unset = UNSET
     lead_qualification: CallAnalysisLeadQualificationType0 | None | Unset = UNSET
+    outcome: CallAnalysisOutcomeType0 | None | Unset = UNSET
     recording_url: None | str | Unset = UNSET
     summary: None | str | Unset = UNSET
     transcript: None | str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.call_analysis_outcome_type_0 import CallAnalysisOutcomeType0
+
         appointment_booked: bool | None | Unset
         if isinstance(self.appointment_booked, Unset):
             appointment_booked = UNSET
@@ -70,6 +79,14 @@ class CallAnalysis:
         else:
             lead_qualification = self.lead_qualification
 
+        outcome: dict[str, Any] | None | Unset
+        if isinstance(self.outcome, Unset):
+            outcome = UNSET
+        elif isinstance(self.outcome, CallAnalysisOutcomeType0):
+            outcome = self.outcome.to_dict()
+        else:
+            outcome = self.outcome
+
         recording_url: None | str | Unset
         if isinstance(self.recording_url, Unset):
             recording_url = UNSET
@@ -101,6 +118,8 @@ class CallAnalysis:
             field_dict["intent"] = intent
         if lead_qualification is not UNSET:
             field_dict["lead_qualification"] = lead_qualification
+        if outcome is not UNSET:
+            field_dict["outcome"] = outcome
         if recording_url is not UNSET:
             field_dict["recording_url"] = recording_url
         if summary is not UNSET:
@@ -112,6 +131,8 @@ class CallAnalysis:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.call_analysis_outcome_type_0 import CallAnalysisOutcomeType0
+
         d = dict(src_dict)
 
         def _parse_appointment_booked(data: object) -> bool | None | Unset:
@@ -173,6 +194,23 @@ class CallAnalysis:
             d.pop("lead_qualification", UNSET)
         )
 
+        def _parse_outcome(data: object) -> CallAnalysisOutcomeType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                outcome_type_0 = CallAnalysisOutcomeType0.from_dict(data)
+
+                return outcome_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(CallAnalysisOutcomeType0 | None | Unset, data)
+
+        outcome = _parse_outcome(d.pop("outcome", UNSET))
+
         def _parse_recording_url(data: object) -> None | str | Unset:
             if data is None:
                 return data
@@ -206,6 +244,7 @@ class CallAnalysis:
             cost=cost,
             intent=intent,
             lead_qualification=lead_qualification,
+            outcome=outcome,
             recording_url=recording_url,
             summary=summary,
             transcript=transcript,

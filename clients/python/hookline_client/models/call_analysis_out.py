@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -9,6 +9,10 @@ from attrs import field as _attrs_field
 from ..models.call_analysis_out_lead_qualification_type_0 import (
     CallAnalysisOutLeadQualificationType0,
 )
+
+if TYPE_CHECKING:
+    from ..models.call_analysis_out_outcome_type_0 import CallAnalysisOutOutcomeType0
+
 
 T = TypeVar("T", bound="CallAnalysisOut")
 
@@ -22,6 +26,10 @@ class CallAnalysisOut:
         cost (None | str): A decimal string, e.g. "0.42", or null.
         intent (None | str):
         lead_qualification (CallAnalysisOutLeadQualificationType0 | None):
+        outcome (CallAnalysisOutOutcomeType0 | None): The structured outcome (the account's call analysis schema), or
+            null.
+        outcome_schema_version (int | None): The version of the schema `outcome` was validated against; null when there
+            is no outcome or the account had no schema.
         recording_url (None | str):
         summary (None | str):
         transcript (None | str):
@@ -32,12 +40,18 @@ class CallAnalysisOut:
     cost: None | str
     intent: None | str
     lead_qualification: CallAnalysisOutLeadQualificationType0 | None
+    outcome: CallAnalysisOutOutcomeType0 | None
+    outcome_schema_version: int | None
     recording_url: None | str
     summary: None | str
     transcript: None | str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.call_analysis_out_outcome_type_0 import (
+            CallAnalysisOutOutcomeType0,
+        )
+
         appointment_booked: bool | None
         appointment_booked = self.appointment_booked
 
@@ -55,6 +69,15 @@ class CallAnalysisOut:
             lead_qualification = self.lead_qualification.value
         else:
             lead_qualification = self.lead_qualification
+
+        outcome: dict[str, Any] | None
+        if isinstance(self.outcome, CallAnalysisOutOutcomeType0):
+            outcome = self.outcome.to_dict()
+        else:
+            outcome = self.outcome
+
+        outcome_schema_version: int | None
+        outcome_schema_version = self.outcome_schema_version
 
         recording_url: None | str
         recording_url = self.recording_url
@@ -74,6 +97,8 @@ class CallAnalysisOut:
                 "cost": cost,
                 "intent": intent,
                 "lead_qualification": lead_qualification,
+                "outcome": outcome,
+                "outcome_schema_version": outcome_schema_version,
                 "recording_url": recording_url,
                 "summary": summary,
                 "transcript": transcript,
@@ -84,6 +109,10 @@ class CallAnalysisOut:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.call_analysis_out_outcome_type_0 import (
+            CallAnalysisOutOutcomeType0,
+        )
+
         d = dict(src_dict)
 
         def _parse_appointment_booked(data: object) -> bool | None:
@@ -131,6 +160,30 @@ class CallAnalysisOut:
 
         lead_qualification = _parse_lead_qualification(d.pop("lead_qualification"))
 
+        def _parse_outcome(data: object) -> CallAnalysisOutOutcomeType0 | None:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                outcome_type_0 = CallAnalysisOutOutcomeType0.from_dict(data)
+
+                return outcome_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(CallAnalysisOutOutcomeType0 | None, data)
+
+        outcome = _parse_outcome(d.pop("outcome"))
+
+        def _parse_outcome_schema_version(data: object) -> int | None:
+            if data is None:
+                return data
+            return cast(int | None, data)
+
+        outcome_schema_version = _parse_outcome_schema_version(
+            d.pop("outcome_schema_version")
+        )
+
         def _parse_recording_url(data: object) -> None | str:
             if data is None:
                 return data
@@ -158,6 +211,8 @@ class CallAnalysisOut:
             cost=cost,
             intent=intent,
             lead_qualification=lead_qualification,
+            outcome=outcome,
+            outcome_schema_version=outcome_schema_version,
             recording_url=recording_url,
             summary=summary,
             transcript=transcript,

@@ -3,6 +3,7 @@ from enum import StrEnum
 
 class CallCompleteCallStatus(StrEnum):
     BUSY = "busy"
+    CANCELED = "canceled"
     COMPLETED = "completed"
     FAILED = "failed"
     NO_ANSWER = "no-answer"

@@ -22,13 +22,15 @@ T = TypeVar("T", bound="CallCompletedEvent")
 
 @_attrs_define
 class CallCompletedEvent:
-    """A call ended; carries its `analysis` when reported.
+    """A call ended, whatever its final `call_status` (`completed`, `failed`, `no-answer`, `busy`, `canceled`, or `timed-
+    out` when the server ended it at the account's `max_call_seconds`); fired exactly once per call; carries its
+    `analysis` when reported.
 
-    Attributes:
-        data (CallOut):
-        id (str): The `webhook-id` header; dedupe on it.
-        timestamp (str): When the event happened, ISO 8601 UTC.
-        type_ (Literal['call.completed']):
+        Attributes:
+            data (CallOut):
+            id (str): The `webhook-id` header; dedupe on it.
+            timestamp (str): When the event happened, ISO 8601 UTC.
+            type_ (Literal['call.completed']):
     """
 
     data: CallOut

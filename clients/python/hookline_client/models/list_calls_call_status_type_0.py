@@ -3,10 +3,12 @@ from enum import StrEnum
 
 class ListCallsCallStatusType0(StrEnum):
     BUSY = "busy"
+    CANCELED = "canceled"
     COMPLETED = "completed"
     FAILED = "failed"
     IN_PROGRESS = "in-progress"
     NO_ANSWER = "no-answer"
+    TIMED_OUT = "timed-out"
 
     def __str__(self) -> str:
         return str(self.value)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Select, bindparam, select, update
+from sqlalchemy import Integer, Select, bindparam, select, update
 
 from hookline.storage.models import calls
 from hookline.storage.queries.common import (
@@ -33,6 +33,34 @@ COMPLETE = Query(
     .returning(*calls.c)
 )
 """Ends call ``b_id``: sets ``COMPLETION_COLUMNS``, returns the call."""
+
+IN_PROGRESS = "in-progress"
+_OVERDUE = (
+    calls.c.call_status == IN_PROGRESS,
+    calls.c.deadline_at < bindparam("now", type_=calls.c.deadline_at.type),
+)
+OVERDUE = Query(
+    select(calls.c.id, calls.c.call_started_at, calls.c.deadline_at)
+    .where(*_OVERDUE)
+    .order_by(calls.c.deadline_at)
+    .limit(bindparam("limit", type_=Integer()))
+)
+"""Up to ``limit`` calls still in progress past their deadline (``now``), the oldest first."""
+TIME_OUT = Query(
+    update(calls)
+    .where(this_row(calls), *_OVERDUE)
+    .values(column_values(calls, COMPLETION_COLUMNS - {"analysis", "assistant_id"}))
+    .returning(*calls.c)
+)
+"""Ends call ``b_id`` only if it is still in progress past its deadline (``now``): of two
+processes sweeping at once, one gets the row back, the other nothing."""
+SET_ANALYSIS = Query(
+    update(calls)
+    .where(this_row(calls))
+    .values(column_values(calls, {"analysis", "updated_at"}))
+    .returning(*calls.c)
+)
+"""Sets call ``b_id``'s ``analysis``; returns the call."""
 
 # The list's optional filters, each a column compared with a parameter of its name.
 FILTERS = ("contact_id", "call_status", "call_type", "assistant_id")

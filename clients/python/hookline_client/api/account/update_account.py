@@ -1,0 +1,213 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.account_out import AccountOut
+from ...models.account_update import AccountUpdate
+from ...models.error_out import ErrorOut
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: AccountUpdate,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "patch",
+        "url": "/v1/account",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> AccountOut | ErrorOut | None:
+    if response.status_code == 200:
+        response_200 = AccountOut.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = ErrorOut.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = ErrorOut.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ErrorOut.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 413:
+        response_413 = ErrorOut.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = ErrorOut.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = ErrorOut.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = ErrorOut.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = ErrorOut.from_dict(response.json())
+
+        return response_500
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[AccountOut | ErrorOut]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: AccountUpdate,
+) -> Response[AccountOut | ErrorOut]:
+    """Change the account's settings
+
+     Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new `max_call_seconds`
+    applies to calls started after the change.
+
+    Args:
+        body (AccountUpdate):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AccountOut | ErrorOut]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: AccountUpdate,
+) -> AccountOut | ErrorOut | None:
+    """Change the account's settings
+
+     Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new `max_call_seconds`
+    applies to calls started after the change.
+
+    Args:
+        body (AccountUpdate):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AccountOut | ErrorOut
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: AccountUpdate,
+) -> Response[AccountOut | ErrorOut]:
+    """Change the account's settings
+
+     Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new `max_call_seconds`
+    applies to calls started after the change.
+
+    Args:
+        body (AccountUpdate):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[AccountOut | ErrorOut]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: AccountUpdate,
+) -> AccountOut | ErrorOut | None:
+    """Change the account's settings
+
+     Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new `max_call_seconds`
+    applies to calls started after the change.
+
+    Args:
+        body (AccountUpdate):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        AccountOut | ErrorOut
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed
