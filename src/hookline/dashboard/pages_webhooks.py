@@ -319,15 +319,26 @@ async def rotate_secret(
     request: Request, session: CurrentSession, _form: CheckedForm, webhook_id: str
 ) -> RedirectResponse:
     async with database(request).begin() as conn:
-        secret = await domain.rotate_secret(conn, session.account_id, webhook_id, box=_box(request))
-    if secret is None:
+        rotated = await domain.rotate_secret(
+            conn, session.account_id, webhook_id, box=_box(request)
+        )
+    if rotated is None:
         raise not_found("webhook")
-    flash = Flash(
-        "success",
-        "Secret rotated. The old one keeps working for 24 hours; copy the new one now.",
-        secret=secret,
-        reveal_label="New signing secret",
-    )
+    if rotated["public_key"] is not None:
+        flash = Flash(
+            "success",
+            "Signing key rotated. Deliveries carry signatures by both keys for 24 hours; "
+            "give your receiver the new public key.",
+            secret=rotated["public_key"],
+            reveal_label="New public key",
+        )
+    else:
+        flash = Flash(
+            "success",
+            "Secret rotated. The old one keeps working for 24 hours; copy the new one now.",
+            secret=rotated["secret"],
+            reveal_label="New signing secret",
+        )
     return redirect(request, _url(webhook_id), flash)
 
 
