@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -143,6 +144,33 @@ async def test_switching_the_scheme_keeps_the_old_signature_for_the_overlap(
         [_, second] = await receiver.wait_for(2)
         Webhook(back["secret"]).verify(second.body, second.headers)
         assert verify_v1a(switched["public_key"], second.body, second.headers)
+
+
+def _documented_verifier(public_key: str) -> Callable[[bytes, dict[str, str]], bool]:
+    """docs/webhooks.md's Python `v1a` verifier, run as a receiver would copy it."""
+    text = (Path(__file__).parents[2] / "docs" / "webhooks.md").read_text()
+    block = text.split("<!-- verify-v1a-python")[1].split("```python\n")[1].split("```")[0]
+    assert block.count('"whpk_..."') == 1
+    namespace: dict[str, Any] = {}
+    exec(block.replace('"whpk_..."', repr(public_key)), namespace)  # noqa: S102 (the doc's code)
+    verifier: Callable[[bytes, dict[str, str]], bool] = namespace["verify_v1a"]
+    return verifier
+
+
+async def test_the_documented_python_verifier_accepts_a_delivery_and_nothing_else(
+    http: httpx.AsyncClient, owner: Account
+) -> None:
+    async with Receiver() as receiver:
+        webhook = await subscribe(http, owner, receiver.url, signing="ed25519")
+        await new_contact(http, owner)
+        [request] = await receiver.wait_for(1)
+        verify = _documented_verifier(webhook["public_key"])
+        assert verify(request.body, request.headers)
+        assert not verify(request.body + b" ", request.headers)
+        stale = {**request.headers, "webhook-timestamp": str(int(time.time()) - 600)}
+        assert not verify(request.body, stale)
+        stranger = await subscribe(http, owner, receiver.url, signing="ed25519")
+        assert not _documented_verifier(stranger["public_key"])(request.body, request.headers)
 
 
 # -- OAuth2 -------------------------------------------------------------------------------------
