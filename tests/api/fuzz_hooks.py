@@ -3,6 +3,11 @@
 An ``Idempotency-Key`` reused with another body is refused (422 ``idempotency_key_reused``), as
 the contract says; the fuzzer draws keys from a small space and reuses them by chance. A key the
 schema allows is replaced by a fresh one per request, so every case is judged on its own.
+
+A webhook's ``auth`` has rules about content no schema states: mTLS PEMs must be a real
+certificate and its key (over an https url), and a secret sent masked (``"********"``) needs a
+stored one to keep. Drawn ones are replaced by real PEMs from a test CA (or, without an https
+url in the body, by no auth) and a plain secret, so those requests are judged on the rest.
 """
 
 from __future__ import annotations
@@ -15,8 +20,21 @@ import schemathesis
 
 from hookline.domain.validation import NOT_BLANK_PATTERN
 from hookline.guards.idempotency import MAX_KEY_LENGTH
+from tests.support.identity import Pki
 
 _NOT_BLANK = re.compile(NOT_BLANK_PATTERN)
+_PKI = Pki()
+
+
+def _real_auth(body: dict[str, Any]) -> None:
+    auth = body.get("auth")
+    if not isinstance(auth, dict):
+        return
+    if auth.get("type") == "mtls":
+        https = str(body.get("url", "")).lower().startswith("https://")
+        body["auth"] = _PKI.mtls_auth() if https else None
+    elif auth.get("client_secret") == "********":
+        auth["client_secret"] = "a-client-secret"
 
 
 @schemathesis.hook
@@ -24,3 +42,5 @@ def before_call(context: Any, case: Any, **kwargs: Any) -> None:
     key = (case.headers or {}).get("Idempotency-Key")
     if isinstance(key, str) and len(key) <= MAX_KEY_LENGTH and _NOT_BLANK.fullmatch(key):
         case.headers["Idempotency-Key"] = uuid.uuid4().hex
+    if isinstance(case.body, dict):
+        _real_auth(case.body)

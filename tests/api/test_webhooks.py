@@ -31,6 +31,9 @@ WEBHOOK_KEYS = {
     "events",
     "is_active",
     "secret",
+    "signing",
+    "public_key",
+    "auth",
     "disabled_reason",
     "headers",
     "filter",
@@ -230,7 +233,8 @@ async def test_rotate_returns_a_new_full_secret_and_keeps_the_old_for_a_day(
     response = await client.post(f"/v1/webhooks/{hook['id']}/rotate-secret", headers=auth_headers)
     assert response.status_code == 200
     body = response.json()
-    assert list(body) == ["secret"]
+    assert list(body) == ["secret", "public_key"]
+    assert body["public_key"] is None
     assert_full_secret(body["secret"])
     assert body["secret"] != hook["secret"]
     box: SecretBox = app.state.secret_box

@@ -72,7 +72,8 @@ def test_webhooks_are_created_listed_and_deleted_through_the_python_client(
     created = create_webhook.sync_detailed(client=client, body=body)
     assert created.status_code == 201, created.content
     webhook = created.parsed
-    assert isinstance(webhook, WebhookOut) and webhook.secret.startswith("whsec_")
+    assert isinstance(webhook, WebhookOut) and isinstance(webhook.secret, str)
+    assert webhook.secret.startswith("whsec_") and webhook.auth is None
     assert webhook.headers["X-Api-Key"] == "********" and webhook.rate_limit == 10
 
     listed = list_webhooks.sync(client=client)

@@ -21,10 +21,13 @@ from hookline.delivery.signing import (
     event_body,
     hmac_sha256,
     live_secrets,
+    new_signing_key,
+    public_key_of,
     secret_key_bytes,
     sign,
 )
 from tests.delivery.helpers import CONTACT, new_secret
+from tests.support.identity import verify_v1a
 
 # From the Standard Webhooks specification's examples.
 SPEC_SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
@@ -89,6 +92,36 @@ def test_rotation_signs_with_both_secrets_and_each_verifies() -> None:
     Webhook(old).verify(body, headers)
     with pytest.raises(WebhookVerificationError):
         Webhook(new_secret()).verify(body, headers)
+
+
+def test_an_ed25519_key_signs_v1a_that_the_public_key_verifies() -> None:
+    key = new_signing_key()
+    public_key = public_key_of(key)
+    assert key.startswith("whsk_") and public_key.startswith("whpk_")
+    assert len(base64.b64decode(public_key.removeprefix("whpk_"))) == 32
+    body = b'{"id":"evt_1"}'
+    headers = build_headers("evt_1", int(time.time()), body, [key])
+    assert headers["webhook-signature"].startswith("v1a,")
+    assert verify_v1a(public_key, body, headers)
+    assert not verify_v1a(public_key, b'{"id":"evt_2"}', headers)
+    assert not verify_v1a(public_key_of(new_signing_key()), body, headers)
+    tampered_id = {**headers, "webhook-id": "evt_2"}
+    assert not verify_v1a(public_key, body, tampered_id)
+
+
+def test_a_switch_of_scheme_signs_v1_and_v1a_and_each_verifier_accepts() -> None:
+    """During the overlap after hmac -> ed25519, a receiver still on the HMAC secret
+    (standardwebhooks skips the ``v1a`` entry) and one on the public key both accept."""
+    key, secret = new_signing_key(), new_secret()
+    body = b'{"id":"evt_1"}'
+    headers = build_headers("evt_1", int(time.time()), body, [key, secret])
+    assert [s.split(",")[0] for s in headers["webhook-signature"].split(" ")] == ["v1a", "v1"]
+    Webhook(secret).verify(body, headers)
+    assert verify_v1a(public_key_of(key), body, headers)
+    old_key = new_signing_key()  # a rotation of the Ed25519 key: both keys verify
+    rotated = build_headers("evt_1", int(time.time()), body, [key, old_key])
+    assert verify_v1a(public_key_of(key), body, rotated)
+    assert verify_v1a(public_key_of(old_key), body, rotated)
 
 
 def test_tampered_body_fails_verification() -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -63,9 +64,14 @@ class RecordedRequest:
 class Receiver:
     """An HTTP server on 127.0.0.1 recording every request; an async context manager."""
 
-    def __init__(self, path: str = "/hook", *, host: str = "127.0.0.1") -> None:
+    def __init__(
+        self, path: str = "/hook", *, host: str = "127.0.0.1", tls: ssl.SSLContext | None = None
+    ) -> None:
+        """``tls``: serve https with this server context (e.g. one that requires a client
+        certificate, ``tests.support.identity``)."""
         self.path = path
         self.host = host
+        self.tls = tls
         self.port = 0
         self.requests: list[RecordedRequest] = []
         self.default = Reply()
@@ -78,11 +84,11 @@ class Receiver:
 
     @property
     def base_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:PORT/hook``: the URL to subscribe."""
+        """``http://127.0.0.1:PORT/hook`` (https with ``tls``): the URL to subscribe."""
         return self.base_url + self.path
 
     def url_for(self, path: str) -> str:
@@ -182,7 +188,7 @@ class Receiver:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((self.host, 0))
             self.port = sock.getsockname()[1]
-            await web.SockSite(runner, sock).start()
+            await web.SockSite(runner, sock, ssl_context=self.tls).start()
         except BaseException:
             sock.close()
             await runner.cleanup()

@@ -12,6 +12,7 @@ from hookline.api.openapi import error_responses
 from hookline.api.responses import JSONResponse
 from hookline.api.routing import DirectRoute
 from hookline.crypto import SecretBox
+from hookline.domain import webhook_identity as identity
 from hookline.domain import webhooks as domain
 from hookline.errors import NotFound, ValidationFailed
 from hookline.schemas.common import SuccessOut
@@ -36,8 +37,9 @@ def _secret_box(request: Request) -> SecretBox:
     responses=error_responses(400, 401, 403, 413, 415, 422),
     summary="Create a webhook subscription",
     description="The response carries the full signing `secret`: store it now, it is shown in "
-    "full only here and on rotation. `url` must reach a public address (422 otherwise). An "
-    "account may have at most 100 webhooks "
+    "full only here and on rotation. With `signing: ed25519` it carries the `public_key` "
+    "instead (and `secret` is null). `url` must reach a public address (422 otherwise); so "
+    "must an OAuth2 `auth.token_url`, over https. An account may have at most 100 webhooks "
     "(`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).",
 )
 async def create_webhook(
@@ -49,6 +51,8 @@ async def create_webhook(
     settings: AppSettings,
 ) -> JSONResponse:
     url = await domain.check_url(body.url, allow_private=settings.allow_private_targets)
+    endpoint_auth = body.auth.model_dump() if body.auth is not None else None
+    await identity.check_token_url(endpoint_auth, allow_private=settings.allow_private_targets)
     async with db.begin() as conn:
         webhook = await domain.create_webhook(
             conn,
@@ -62,6 +66,8 @@ async def create_webhook(
             headers=body.headers,
             filter=body.filter,
             rate_limit=body.rate_limit,
+            signing=body.signing,
+            auth=endpoint_auth,
         )
     return JSONResponse(
         webhook, status_code=201, headers={"Location": f"/v1/webhooks/{webhook['id']}"}
@@ -101,7 +107,10 @@ async def get_webhook(webhook_id: str, auth: WebhooksRead, db: DB) -> JSONRespon
     summary="Update a webhook subscription (secret masked)",
     description="Absent fields are kept; `name`, `filter` and `rate_limit` take null to "
     'clear. `headers` merges: `{"X-Key": null}` removes that header, names match '
-    "case-insensitively. Setting `is_active` to true also clears `disabled_reason`.",
+    "case-insensitively. Setting `is_active` to true also clears `disabled_reason`. A new "
+    "`signing` starts a new key or secret (the old one signs beside it for 24 hours; a "
+    "switch to hmac returns the new `secret` in full, this once). `auth` replaces the "
+    'current one; with the same type, a secret sent as "********" keeps the stored one.',
 )
 async def update_webhook(
     request: Request,
@@ -119,6 +128,16 @@ async def update_webhook(
     header_patch = changes.pop("headers", None)
     if "headers" in body.model_fields_set and header_patch is None:
         raise ValidationFailed.for_field("headers", "headers cannot be null; use {} or null values")
+    signing = changes.pop("signing", None)
+    if "signing" in body.model_fields_set and signing is None:
+        raise ValidationFailed.for_field("signing", "signing cannot be null")
+    auth_change = None
+    if "auth" in changes:
+        changes.pop("auth")
+        auth_change = domain.AuthChange(body.auth.model_dump() if body.auth is not None else None)
+        await identity.check_token_url(
+            auth_change.value, allow_private=settings.allow_private_targets
+        )
     url = (
         await domain.check_url(new_url, allow_private=settings.allow_private_targets)
         if new_url is not None
@@ -133,6 +152,8 @@ async def update_webhook(
             url=url,
             headers=header_patch,
             box=_secret_box(request),
+            signing=signing,
+            auth=auth_change,
         )
     if webhook is None:
         raise _not_found(webhook_id)
@@ -158,16 +179,17 @@ async def delete_webhook(webhook_id: str, auth: WebhooksWrite, db: DB) -> JSONRe
     response_model=WebhookSecretOut,
     responses=error_responses(401, 403, 404),
     summary="Rotate the signing secret",
-    description="Returns the new secret in full. For 24 hours deliveries are signed with both "
-    "the old and the new secret, so receivers can switch without dropping any.",
+    description="Returns the new secret in full (an Ed25519 webhook: its new `public_key`, "
+    "and `secret` null). For 24 hours deliveries are signed with both the old and the new "
+    "secret or key, so receivers can switch without dropping any.",
 )
 async def rotate_secret(
     request: Request, webhook_id: str, auth: WebhooksWrite, db: DB
 ) -> JSONResponse:
     async with db.begin() as conn:
-        secret = await domain.rotate_secret(
+        rotated = await domain.rotate_secret(
             conn, auth.account_id, webhook_id, box=_secret_box(request)
         )
-    if secret is None:
+    if rotated is None:
         raise _not_found(webhook_id)
-    return JSONResponse({"secret": secret})
+    return JSONResponse(rotated)

@@ -27,6 +27,7 @@ from hookline.dashboard.web import (
     render,
 )
 from hookline.domain import deliveries as deliveries_domain
+from hookline.domain import webhook_identity as identity
 from hookline.domain import webhook_routing as routing
 from hookline.domain import webhooks as domain
 from hookline.domain.conformance import run_check
@@ -63,6 +64,15 @@ async def _webhook(request: Request, session: CurrentSession, webhook_id: str) -
 
 
 HEADER_ROWS = 3
+AUTH_TYPES = (
+    ("", "None"),
+    ("oauth2_client_credentials", "OAuth2 client credentials"),
+    ("mtls", "Client certificate (mTLS)"),
+)
+AUTH_FIELDS = {
+    "oauth2_client_credentials": ("token_url", "client_id", "client_secret", "scope"),
+    "mtls": ("certificate", "private_key", "ca"),
+}
 
 
 def _form_values(form: Any) -> dict[str, Any]:
@@ -77,7 +87,36 @@ def _form_values(form: Any) -> dict[str, Any]:
             for i in range(HEADER_ROWS)
         ],
         "remove_headers": [str(name) for name in form.getlist("remove_header")],
+        "signing": text(form, "signing") or "hmac",
+        "auth_type": text(form, "auth_type"),
+        **{
+            f"auth_{name}": str(form.get(f"auth_{name}") or "").strip()
+            for fields in AUTH_FIELDS.values()
+            for name in fields
+        },
     }
+
+
+def _identity_fields(values: dict[str, Any]) -> dict[str, Any]:
+    """The form's signing and auth as the API takes them: the fields of the chosen auth type
+    (blank optional ones as null), or null for none."""
+    kind = values["auth_type"]
+    auth = None
+    if kind in AUTH_FIELDS:
+        auth = {"type": kind}
+        auth.update({name: values[f"auth_{name}"] or None for name in AUTH_FIELDS[kind]})
+    elif kind:
+        auth = {"type": kind}  # refused by the schema, naming auth
+    return {"signing": values["signing"], "auth": auth}
+
+
+def _auth_values(webhook: dict[str, Any]) -> dict[str, Any]:
+    """An edit form's signing and auth fields from the webhook as shown (secrets masked)."""
+    auth = webhook["auth"] or {}
+    values = {"signing": webhook["signing"], "auth_type": auth.get("type", "")}
+    for fields in AUTH_FIELDS.values():
+        values.update({f"auth_{name}": auth.get(name) or "" for name in fields})
+    return values
 
 
 def _routing_fields(values: dict[str, Any]) -> dict[str, Any]:
@@ -94,7 +133,8 @@ def _header_rows(values: dict[str, Any]) -> dict[str, str]:
 
 
 def _form_errors(exc: ValidationError | ValidationFailed) -> dict[str, str]:
-    # "headers.X-Key" (a value of the wrong type) is shown at the headers field.
+    # "headers.X-Key" (a value of the wrong type) is shown at the headers field, "auth.ca" at
+    # the auth fieldset (its message names the field).
     return {
         ("headers" if name.startswith("headers.") else name): message
         for name, message in field_errors(exc).items()
@@ -113,6 +153,7 @@ def _form_page(
         "values": values,
         "errors": errors,
         "event_types": EVENT_TYPES,
+        "auth_types": AUTH_TYPES,
         "header_rows": values.get("header_rows") or [("", "")] * HEADER_ROWS,
         "unsent_headers": routing.unsent_names(webhook["headers"] if webhook else ()),
     }
@@ -148,9 +189,12 @@ async def create_webhook(request: Request, session: CurrentSession, form: Checke
                 "name": values["name"] or None,
                 "headers": _header_rows(values),
                 **_routing_fields(values),
+                **_identity_fields(values),
             }
         )
         url = await domain.check_url(body.url, allow_private=settings.allow_private_targets)
+        auth = body.auth.model_dump() if body.auth is not None else None
+        await identity.check_token_url(auth, allow_private=settings.allow_private_targets)
         async with database(request).begin() as conn:
             webhook = await domain.create_webhook(
                 conn,
@@ -163,17 +207,30 @@ async def create_webhook(request: Request, session: CurrentSession, form: Checke
                 headers=body.headers,
                 filter=body.filter,
                 rate_limit=body.rate_limit,
+                signing=body.signing,
+                auth=auth,
             )
     except (ValidationError, ValidationFailed) as exc:
         return _form_page(request, None, values, _form_errors(exc), status_code=422)
-    flash = Flash(
+    return redirect(request, _url(webhook["id"]), _created_flash(webhook))
+
+
+def _created_flash(webhook: dict[str, Any]) -> Flash:
+    if webhook["public_key"] is not None:
+        return Flash(
+            "success",
+            "Webhook created. Give your receiver its public key to verify deliveries "
+            "(it is also shown on this page).",
+            secret=webhook["public_key"],
+            reveal_label="Public key",
+        )
+    return Flash(
         "success",
         "Webhook created. Copy its signing secret now to verify deliveries: "
         "it won't be shown again.",
         secret=webhook["secret"],
         reveal_label="Signing secret",
     )
-    return redirect(request, _url(webhook["id"]), flash)
 
 
 @router.get("/{webhook_id}")
@@ -217,6 +274,7 @@ async def edit_webhook(request: Request, session: CurrentSession, webhook_id: st
         "events": webhook["events"],
         "filter": webhook["filter"] or "",
         "rate_limit": str(webhook["rate_limit"] or ""),
+        **_auth_values(webhook),
     }
     return _form_page(request, webhook, values, {})
 
@@ -236,11 +294,13 @@ async def update_webhook(
                 "name": values["name"] or None,
                 "headers": {**removed, **_header_rows(values)},
                 **_routing_fields(values),
+                **_identity_fields(values),
             }
         )
-        url = await domain.check_url(
-            body.url or "", allow_private=_settings(request).allow_private_targets
-        )
+        allow_private = _settings(request).allow_private_targets
+        url = await domain.check_url(body.url or "", allow_private=allow_private)
+        auth = domain.AuthChange(body.auth.model_dump() if body.auth is not None else None)
+        await identity.check_token_url(auth.value, allow_private=allow_private)
         changes = {
             "events": body.events,
             "name": body.name,
@@ -256,12 +316,36 @@ async def update_webhook(
                 url=url,
                 headers=body.headers,
                 box=_box(request),
+                signing=body.signing,
+                auth=auth,
             )
     except (ValidationError, ValidationFailed) as exc:
         return _form_page(request, webhook, values, _form_errors(exc), status_code=422)
     if updated is None:
         raise not_found("webhook")
-    return redirect(request, _url(webhook_id), Flash("success", "Webhook saved."))
+    return redirect(request, _url(webhook_id), _saved_flash(webhook, updated))
+
+
+def _saved_flash(before: dict[str, Any], after: dict[str, Any]) -> Flash:
+    """A switch of signing scheme shows what the receiver needs now (an HMAC secret only
+    this once)."""
+    if after["signing"] == before["signing"]:
+        return Flash("success", "Webhook saved.")
+    overlap = "The old one keeps signing beside it for 24 hours."
+    if after["public_key"] is not None:
+        return Flash(
+            "success",
+            f"Webhook saved, now signing with Ed25519. {overlap}",
+            secret=after["public_key"],
+            reveal_label="Public key",
+        )
+    return Flash(
+        "success",
+        f"Webhook saved, now signing with HMAC. Copy the secret now: it won't be shown again. "
+        f"{overlap}",
+        secret=after["secret"],
+        reveal_label="Signing secret",
+    )
 
 
 async def _set_active(
@@ -319,15 +403,26 @@ async def rotate_secret(
     request: Request, session: CurrentSession, _form: CheckedForm, webhook_id: str
 ) -> RedirectResponse:
     async with database(request).begin() as conn:
-        secret = await domain.rotate_secret(conn, session.account_id, webhook_id, box=_box(request))
-    if secret is None:
+        rotated = await domain.rotate_secret(
+            conn, session.account_id, webhook_id, box=_box(request)
+        )
+    if rotated is None:
         raise not_found("webhook")
-    flash = Flash(
-        "success",
-        "Secret rotated. The old one keeps working for 24 hours; copy the new one now.",
-        secret=secret,
-        reveal_label="New signing secret",
-    )
+    if rotated["public_key"] is not None:
+        flash = Flash(
+            "success",
+            "Signing key rotated. Deliveries carry signatures by both keys for 24 hours; "
+            "give your receiver the new public key.",
+            secret=rotated["public_key"],
+            reveal_label="New public key",
+        )
+    else:
+        flash = Flash(
+            "success",
+            "Secret rotated. The old one keeps working for 24 hours; copy the new one now.",
+            secret=rotated["secret"],
+            reveal_label="New signing secret",
+        )
     return redirect(request, _url(webhook_id), flash)
 
 

@@ -14,6 +14,12 @@ a webhook takes one check per ``domain.outbound.CONFORMANCE_INTERVAL``.
 4. ``tampered_body``: signed for one body, sent with another; expects non-2xx.
 5. ``duplicate_id``: the valid request again (same ``webhook-id``, same body, signed afresh);
    expects 2xx: a receiver that dedupes on ``webhook-id`` acknowledges a redelivery.
+6. ``auth_enforced`` (webhooks with ``auth`` only): the valid request without the OAuth2 token
+   (no ``Authorization``) or without the client certificate; expects a refusal (a non-2xx,
+   or a TLS handshake the receiver ends): the report says whether the receiver enforces auth.
+
+Every probe but the last carries the webhook's ``auth``; ``bad_signature`` is signed with a
+stranger's key of the webhook's own scheme (HMAC or Ed25519).
 """
 
 from __future__ import annotations
@@ -30,9 +36,16 @@ from typing import Any
 import orjson
 
 from hookline import ids
+from hookline.delivery.endpoint_auth import EndpointAuth, MutualTLS, OAuth2Credentials
 from hookline.delivery.manager import RATE_MARGIN_US, RATE_WINDOW_US
 from hookline.delivery.sender import AttemptResult, Sender
-from hookline.delivery.signing import SECRET_PREFIX, build_headers, event_body
+from hookline.delivery.signing import (
+    SECRET_PREFIX,
+    build_headers,
+    event_body,
+    is_signing_key,
+    new_signing_key,
+)
 from hookline.timeutil import utcnow
 
 EVENT_TYPE = "webhook.conformance"
@@ -48,6 +61,8 @@ class Target:
     """The live signing secrets, plaintext."""
     headers: Mapping[str, str]
     """The webhook's custom headers."""
+    auth: OAuth2Credentials | MutualTLS | None = None
+    """The webhook's ``auth``, plaintext."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +70,8 @@ class _Probe:
     name: str
     expects_success: bool
     request: Callable[[Target, bytes, str], tuple[dict[str, str], bytes]]
+    without_auth: bool = False
+    """Sent without the webhook's ``auth``: the receiver should refuse it."""
 
 
 def _signed(target: Target, body: bytes, event_id: str, *, at: int | None = None) -> dict[str, str]:
@@ -67,7 +84,10 @@ def _valid(target: Target, body: bytes, event_id: str) -> tuple[dict[str, str], 
 
 
 def _bad_signature(target: Target, body: bytes, event_id: str) -> tuple[dict[str, str], bytes]:
-    wrong = SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+    if is_signing_key(target.secrets[0]):
+        wrong = new_signing_key()
+    else:
+        wrong = SECRET_PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
     stranger = Target(target.webhook_id, target.url, [wrong], target.headers)
     return _signed(stranger, body, event_id), body
 
@@ -82,6 +102,11 @@ def _tampered(target: Target, body: bytes, event_id: str) -> tuple[dict[str, str
     return _signed(target, body, event_id), orjson.dumps(payload)
 
 
+def _unauthenticated(target: Target, body: bytes, event_id: str) -> tuple[dict[str, str], bytes]:
+    headers = _signed(target, body, event_id)
+    return {k: v for k, v in headers.items() if k.lower() != "authorization"}, body
+
+
 PROBES = (
     _Probe("valid", True, _valid),
     _Probe("bad_signature", False, _bad_signature),
@@ -89,6 +114,23 @@ PROBES = (
     _Probe("tampered_body", False, _tampered),
     _Probe("duplicate_id", True, _valid),
 )
+AUTH_PROBE = _Probe("auth_enforced", False, _unauthenticated, without_auth=True)
+
+
+def probes_of(target: Target) -> tuple[_Probe, ...]:
+    """The probes a webhook gets: ``auth_enforced`` too when it has ``auth``."""
+    return (*PROBES, AUTH_PROBE) if target.auth is not None else PROBES
+
+
+def probe_count(*, has_auth: bool) -> int:
+    return len(PROBES) + (1 if has_auth else 0)
+
+
+def _probe_auth(probe: _Probe, target: Target) -> EndpointAuth | None:
+    if not probe.without_auth:
+        return target.auth
+    # Without the client certificate, but trusting the receiver's server as usual.
+    return target.auth.without_client_certificate() if isinstance(target.auth, MutualTLS) else None
 
 
 def _body(target: Target, event_id: str, probe: str) -> bytes:
@@ -99,6 +141,27 @@ def _body(target: Target, event_id: str, probe: str) -> bytes:
         "not a real event.",
     }
     return event_body(event_id, EVENT_TYPE, utcnow(), data, None)
+
+
+def _grade_auth(probe: _Probe, result: AttemptResult, valid_passed: bool) -> dict[str, Any]:
+    """Whether the receiver refused a request without the auth it is configured with."""
+    status = result.status_code
+    if not valid_passed:
+        detail = "enforces auth: unknown (the valid probe, with auth, was not accepted)"
+        return {"name": probe.name, "passed": False, "status_code": status, "detail": detail}
+    if status is not None and 200 <= status < 300:
+        detail = (
+            f"enforces auth: no (accepted with {status} a request without the token or the "
+            "client certificate)"
+        )
+        return {"name": probe.name, "passed": False, "status_code": status, "detail": detail}
+    refused = f"refused with {status}" if status is not None else f"refused: {result.error}"
+    return {
+        "name": probe.name,
+        "passed": True,
+        "status_code": status,
+        "detail": f"enforces auth: yes ({refused})",
+    }
 
 
 def _grade(probe: _Probe, result: AttemptResult) -> dict[str, Any]:
@@ -151,7 +214,7 @@ async def check_receiver(
     valid_id = ids.event_id()
     valid_body = _body(target, valid_id, "valid")
     deadline = loop.time() + BUDGET_SECONDS
-    for index, probe in enumerate(PROBES):
+    for index, probe in enumerate(probes_of(target)):
         if probe.request is _valid:
             event_id, body = valid_id, valid_body  # duplicate_id resends exactly these
         else:
@@ -165,13 +228,16 @@ async def check_receiver(
             async with asyncio.timeout(remaining):
                 await _paced(pace, index, answered)
                 headers, sent = probe.request(target, body, event_id)
-                result = await sender.send(target.url, headers, sent)
+                result = await sender.send(target.url, headers, sent, _probe_auth(probe, target))
         except TimeoutError:
             checks.append(_not_sent(probe))
             continue
         finally:
             answered[index] = loop.time()
-        checks.append(_grade(probe, result))
+        if probe.without_auth:
+            checks.append(_grade_auth(probe, result, bool(checks) and checks[0]["passed"]))
+        else:
+            checks.append(_grade(probe, result))
     return {"passed": all(check["passed"] for check in checks), "checks": checks}
 
 

@@ -316,6 +316,8 @@ class Claim:
     starts it no earlier."""
     trace_context: str | None = None
     """The W3C traceparent stored with the event: the attempt's span joins that trace."""
+    auth_enc: str | None = None
+    """The webhook's ``auth``, encrypted (``delivery.endpoint_auth.auth_from_plain``)."""
 
 
 @dataclass
@@ -783,6 +785,7 @@ def _claim_of(row: Any) -> Claim:
         previous_attributes=row.previous_attributes,
         headers_enc=row.headers_enc,
         trace_context=row.trace_context,
+        auth_enc=row.auth_enc,
     )
 
 

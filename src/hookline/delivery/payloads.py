@@ -25,14 +25,20 @@ def masked_headers(names: Iterable[str] | None) -> dict[str, str]:
 
 
 def webhook_out(row: Any, secret: str | None = None) -> dict[str, Any]:
-    """The webhook object; ``secret`` is the plaintext to show, or masked when None."""
+    """The webhook object; ``secret`` is the HMAC secret's plaintext to show, or masked when
+    None. An Ed25519 webhook has no secret to show (``null``), only its ``public_key``; its
+    ``auth`` is shown with every secret masked (``auth_shown``, never decrypted here)."""
+    ed25519 = row.public_key is not None
     return {
         "id": row.id,
         "url": row.url,
         "name": row.name,
         "events": list(row.events),
         "is_active": bool(row.is_active),
-        "secret": secret if secret is not None else MASKED_SECRET,
+        "secret": None if ed25519 else secret if secret is not None else MASKED_SECRET,
+        "signing": "ed25519" if ed25519 else "hmac",
+        "public_key": row.public_key,
+        "auth": dict(row.auth_shown) if row.auth_shown is not None else None,
         "disabled_reason": row.disabled_reason,
         "headers": masked_headers(row.header_names),
         "filter": row.filter,

@@ -7,15 +7,31 @@ connections to busy endpoints alive between deliveries.
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import ssl
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import quote
 
 import aiohttp
+import orjson
 from yarl import URL
 
 from hookline.caches import remember
+from hookline.delivery.endpoint_auth import (
+    AuthFailed,
+    EndpointAuth,
+    MutualTLS,
+    OAuth2Credentials,
+    ServerTrust,
+    Token,
+    TokenCache,
+    tls_context,
+    token_from_response,
+)
 from hookline.delivery.retry import (
     AttemptTimedOut,
     BlockedTarget,
@@ -34,6 +50,8 @@ from hookline.settings import Settings
 from hookline.timeutil import utcnow
 
 RESPONSE_BODY_LIMIT = 4096
+# A token endpoint's answer is a small JSON object; more is refused unread.
+TOKEN_RESPONSE_LIMIT = 64 * 1024
 # Parsed URLs (and the literal-address verdict) of recent webhooks: parsing every attempt's
 # URL again cost as much as signing it. Cleared whole when full (a few hundred bytes each).
 URL_CACHE_SIZE = 4096
@@ -99,6 +117,7 @@ class Sender:
         self._limit = settings.delivery_concurrency
         self._session: aiohttp.ClientSession | None = None
         self._urls: dict[str, URL | DeliveryError] = {}
+        self._tokens = TokenCache(self._fetch_token)
 
     async def start(self) -> None:
         if self._session is not None:
@@ -127,7 +146,15 @@ class Sender:
             await self._session.close()
             self._session = None
 
-    async def send(self, url: str, headers: Mapping[str, str], body: bytes) -> AttemptResult:
+    async def send(
+        self,
+        url: str,
+        headers: Mapping[str, str],
+        body: bytes,
+        auth: EndpointAuth | None = None,
+    ) -> AttemptResult:
+        """POST ``body`` to ``url``; with ``auth``, as the receiver requires (a bearer token or
+        a client certificate)."""
         started_at = utcnow()
         clock = time.monotonic()
         status: int | None = None
@@ -137,9 +164,11 @@ class Sender:
         try:
             target = self._target(url)
             if isinstance(target, URL):
-                status, excerpt, retry_after = await self._post(target, headers, body)
+                status, excerpt, retry_after = await self._post_as(target, headers, body, auth)
             else:
                 error = target
+        except AuthFailed as exc:
+            error = exc
         except aiohttp.ConnectionTimeoutError:
             error = AttemptTimedOut(f"could not connect within {self._connect_timeout:g}s")
         except TimeoutError:
@@ -177,15 +206,69 @@ class Sender:
         except (ValueError, TypeError) as exc:
             return InvalidTarget(str(exc) or "cannot parse the url")
 
-    async def _post(
-        self, url: URL, headers: Mapping[str, str], body: bytes
+    async def _post_as(
+        self, url: URL, headers: Mapping[str, str], body: bytes, auth: EndpointAuth | None
     ) -> tuple[int, bytes | None, str | None]:
+        if isinstance(auth, OAuth2Credentials):
+            # The token fetch and a resend after a 401 are within the attempt's own timeout.
+            async with asyncio.timeout(self._total_timeout):
+                return await self._post_with_token(url, headers, body, auth)
+        tls = tls_context(auth) if isinstance(auth, MutualTLS | ServerTrust) else None
+        return await self._post(url, headers, body, tls)
+
+    async def _post_with_token(
+        self, url: URL, headers: Mapping[str, str], body: bytes, credentials: OAuth2Credentials
+    ) -> tuple[int, bytes | None, str | None]:
+        """POST with a bearer token; a 401 drops that token and the POST is made once more
+        with a fresh one (the receiver may have revoked or expired it early)."""
+        token = await self._tokens.token(credentials)
+        answer = await self._post(url, _with_bearer(headers, token), body)
+        if answer[0] != 401:
+            return answer
+        self._tokens.forget(credentials, token)
+        token = await self._tokens.token(credentials)
+        return await self._post(url, _with_bearer(headers, token), body)
+
+    async def _fetch_token(self, credentials: OAuth2Credentials) -> Token:
+        """A token from the token endpoint (client_secret_basic, RFC 6749 2.3.1), through the
+        same address guard, timeouts and no-redirect rule as deliveries."""
+        target = self._target(credentials.token_url)
+        if not isinstance(target, URL):
+            raise AuthFailed(f"token_url: {target}")
+        form = {"grant_type": "client_credentials"}
+        if credentials.scope:
+            form["scope"] = credentials.scope
+        headers = {"Authorization": _basic(credentials), "Accept": "application/json"}
+        try:
+            async with self._client().post(
+                target, data=form, headers=headers, allow_redirects=False
+            ) as response:
+                payload = await _read_capped(response, TOKEN_RESPONSE_LIMIT + 1)
+                status = response.status
+        except aiohttp.ClientConnectorError as exc:
+            raise AuthFailed(f"token endpoint: {_connector_error(exc)}") from None
+        except (aiohttp.ClientError, OSError) as exc:
+            raise AuthFailed(f"token endpoint: {exc or type(exc).__name__}") from None
+        except TimeoutError:
+            raise AuthFailed("token endpoint: no answer in time") from None
+        return _token_of(status, payload)
+
+    def _client(self) -> aiohttp.ClientSession:
         if self._session is None:
             raise RuntimeError("Sender.start() was not called")
+        return self._session
+
+    async def _post(
+        self,
+        url: URL,
+        headers: Mapping[str, str],
+        body: bytes,
+        tls: ssl.SSLContext | None = None,
+    ) -> tuple[int, bytes | None, str | None]:
         # Redirects are a failure, never followed: following one could lead anywhere
         # (including past the address guard's intent) and hide a misconfigured URL.
-        async with self._session.post(
-            url, data=body, headers=headers, allow_redirects=False
+        async with self._client().post(
+            url, data=body, headers=headers, allow_redirects=False, ssl=tls if tls else True
         ) as response:
             status = response.status
             retry_after = response.headers.get("Retry-After")
@@ -196,6 +279,33 @@ class Sender:
             if not response.content.at_eof():
                 response.close()  # don't keep a connection with an unread body in the pool
             return status, excerpt, retry_after
+
+
+def _with_bearer(headers: Mapping[str, str], token: str) -> dict[str, str]:
+    """``headers`` with the token as ``Authorization`` (replacing a custom one of any case)."""
+    kept = {name: value for name, value in headers.items() if name.lower() != "authorization"}
+    return {**kept, "Authorization": f"Bearer {token}"}
+
+
+def _basic(credentials: OAuth2Credentials) -> str:
+    # RFC 6749 2.3.1: the id and the secret are form-encoded before they are joined by ":".
+    pair = f"{quote(credentials.client_id, safe='')}:{quote(credentials.client_secret, safe='')}"
+    return "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+
+
+def _token_of(status: int, payload: bytes) -> Token:
+    if len(payload) > TOKEN_RESPONSE_LIMIT:
+        raise AuthFailed(f"the token endpoint's answer ({status}) is too large")
+    try:
+        decoded = orjson.loads(payload) if payload else None
+    except orjson.JSONDecodeError:
+        decoded = None
+    if not 200 <= status < 300:
+        # RFC 6749 5.2: ``error`` names the reason (invalid_client, ...); it holds no secret.
+        code = decoded.get("error") if isinstance(decoded, dict) else None
+        reason = f" ({code})" if isinstance(code, str) and code.isprintable() else ""
+        raise AuthFailed(f"the token endpoint answered {status}{reason}"[:300])
+    return token_from_response(decoded)
 
 
 def _connector_error(exc: aiohttp.ClientConnectorError) -> DeliveryError:

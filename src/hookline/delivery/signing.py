@@ -16,12 +16,18 @@ from datetime import datetime
 from typing import Any
 
 import orjson
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from hookline import __version__
 from hookline.delivery.header_rules import sendable
 from hookline.timeutil import iso
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 (a prefix, not a secret)
+# Standard Webhooks' asymmetric keys: base64 of the Ed25519 seed (signing key, never shown)
+# and of the raw public key.
+SIGNING_KEY_PREFIX = "whsk_"
+PUBLIC_KEY_PREFIX = "whpk_"
 USER_AGENT = f"hookline/{__version__}"
 # Only contact.updated carries the changed fields' old values.
 EVENTS_WITH_PREVIOUS_ATTRIBUTES = frozenset({"contact.updated"})
@@ -32,9 +38,7 @@ def secret_key_bytes(secret: str) -> bytes:
     """The HMAC key inside ``whsec_<base64>`` (the prefix is optional, as in standardwebhooks).
     Cached: the worker signs every attempt with a handful of secrets (whose plaintext it keeps
     in memory anyway, ``worker._decrypt``)."""
-    encoded = secret.removeprefix(SECRET_PREFIX)
-    # Tolerate unpadded base64, as the reference libraries do.
-    key = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
+    key = _b64decode(secret.removeprefix(SECRET_PREFIX))
     if not key:
         raise ValueError("webhook secret may not be empty")
     return key
@@ -58,9 +62,42 @@ def hmac_sha256(secret: str, message: bytes) -> bytes:
     return mac.digest()
 
 
+def _b64decode(encoded: str) -> bytes:
+    # Tolerate unpadded base64, as the reference libraries do.
+    return base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
+
+
+def new_signing_key() -> str:
+    """A fresh Ed25519 signing key, ``whsk_<base64 of the 32-byte seed>``."""
+    seed = Ed25519PrivateKey.generate().private_bytes_raw()
+    return SIGNING_KEY_PREFIX + base64.b64encode(seed).decode("ascii")
+
+
+@functools.lru_cache(maxsize=1024)
+def _ed25519_key(signing_key: str) -> Ed25519PrivateKey:
+    """The private key of ``whsk_<seed>``; cached per key like ``_keyed_hmac``."""
+    seed = _b64decode(signing_key.removeprefix(SIGNING_KEY_PREFIX))
+    return Ed25519PrivateKey.from_private_bytes(seed)
+
+
+def public_key_of(signing_key: str) -> str:
+    """``whpk_<base64 of the raw public key>`` of a ``whsk_`` signing key."""
+    raw = _ed25519_key(signing_key).public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+    return PUBLIC_KEY_PREFIX + base64.b64encode(raw).decode("ascii")
+
+
+def is_signing_key(secret: str) -> bool:
+    """Whether a stored secret is an Ed25519 signing key (else an HMAC secret)."""
+    return secret.startswith(SIGNING_KEY_PREFIX)
+
+
 def sign(secret: str, msg_id: str, timestamp: int, body: bytes) -> str:
-    """``v1,<base64 HMAC-SHA256 of "{msg_id}.{timestamp}.{body}">``."""
+    """The signature of ``"{msg_id}.{timestamp}.{body}"`` by the kind of ``secret``:
+    ``v1,<base64 HMAC-SHA256>`` for a ``whsec_`` secret, ``v1a,<base64 Ed25519>`` for a
+    ``whsk_`` signing key."""
     signed = b"%s.%d.%s" % (msg_id.encode(), timestamp, body)
+    if is_signing_key(secret):
+        return "v1a," + base64.b64encode(_ed25519_key(secret).sign(signed)).decode("ascii")
     return "v1," + base64.b64encode(hmac_sha256(secret, signed)).decode("ascii")
 
 
@@ -68,7 +105,8 @@ def live_secrets(
     current: str, previous: str | None, previous_expires_at: datetime | None, now: datetime
 ) -> list[str]:
     """The secrets a delivery is signed with: the current one, plus the previous one while its
-    grace period after a rotation lasts (so receivers can switch secrets without a gap)."""
+    grace period after a rotation lasts (so receivers can switch secrets without a gap). Each
+    is an HMAC secret or an Ed25519 signing key (``sign``), whichever the webhook had then."""
     secrets = [current]
     if previous and previous_expires_at is not None and previous_expires_at > now:
         secrets.append(previous)
@@ -78,7 +116,8 @@ def live_secrets(
 def build_headers(
     msg_id: str, timestamp: int, body: bytes, secrets: Iterable[str]
 ) -> dict[str, str]:
-    """The request headers of one attempt; one space-separated ``v1,`` signature per secret."""
+    """The request headers of one attempt; one space-separated signature per secret (``v1,``
+    per HMAC secret, ``v1a,`` per Ed25519 signing key)."""
     signatures = " ".join(sign(secret, msg_id, timestamp, body) for secret in secrets)
     return {
         "webhook-id": msg_id,

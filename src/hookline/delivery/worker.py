@@ -38,6 +38,7 @@ from typing import Any
 from hookline import ids, metrics, supervisor, tracing
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import filters, manager, notify
+from hookline.delivery.endpoint_auth import auth_from_plain
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import (
     CIRCUIT_OPEN_AFTER,
@@ -691,13 +692,14 @@ class Worker:
         try:
             secrets = self._live_secrets(claim)
             custom = self._custom_headers(claim)
+            auth = auth_from_plain(self._decrypt(claim.auth_enc)) if claim.auth_enc else None
         except ValueError as exc:
             return AttemptResult(started_at=utcnow(), duration_ms=0, error=SigningFailed(str(exc)))
         headers = build_headers(claim.event_id, int(time.time()), body, secrets)
         if custom:
             # The webhook's own headers never replace ours (reserved names are refused anyway).
             headers = {**custom, **headers}
-        return await self._sender.send(claim.url, headers, body)
+        return await self._sender.send(claim.url, headers, body, auth)
 
     async def _give_back(self, claim: Claim) -> None:
         self._held.discard(claim.delivery_id)

@@ -51,7 +51,8 @@ async def start_receiver_check(conn: Connection, row: Any) -> conformance.Pace |
     changes: dict[str, Any] = {"conformance_at": now}
     pace = None
     if row.rate_limit is not None:
-        starts, changes["rate_starts"] = _within_rate_limit(row, len(conformance.PROBES), now)
+        probes = conformance.probe_count(has_auth=row.auth_enc is not None)
+        starts, changes["rate_starts"] = _within_rate_limit(row, probes, now)
         pace = conformance.Pace(starts, row.rate_limit)
     await _write(conn, row, changes)
     return pace

@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import base64
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, NewType
 
 from hookline import ids
 from hookline.crypto import SecretBox
 from hookline.delivery.conformance import Target
+from hookline.delivery.endpoint_auth import auth_from_plain
 from hookline.delivery.manager import cancel_pending_deliveries
 from hookline.delivery.payloads import webhook_out
-from hookline.delivery.signing import SECRET_PREFIX, live_secrets
+from hookline.delivery.signing import SECRET_PREFIX, live_secrets, new_signing_key
 from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
+from hookline.domain import webhook_identity as identity
 from hookline.domain import webhook_routing as routing
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import ValidationFailed
@@ -43,9 +46,31 @@ UPDATABLE_FIELDS = ("events", "name", "is_active", "filter", "rate_limit")
 CheckedUrl = NewType("CheckedUrl", str)
 
 
+@dataclass(frozen=True)
+class AuthChange:
+    """A PATCH's ``auth``: the object to store (masked secrets kept), or None to remove it."""
+
+    value: Mapping[str, Any] | None
+
+
 def generate_secret() -> str:
     # Standard base64, as the Standard Webhooks libraries decode it.
     return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
+
+
+def new_secret(signing: str) -> str:
+    """A fresh secret of a signing scheme: an HMAC secret or an Ed25519 signing key."""
+    return new_signing_key() if signing == identity.ED25519 else generate_secret()
+
+
+def _secret_columns(box: SecretBox, secret: str) -> dict[str, Any]:
+    """The stored current secret, encrypted, and the public key it shows (Ed25519)."""
+    return {"secret_enc": box.encrypt(secret), "public_key": identity.public_key_for(secret)}
+
+
+def _shown_secret(secret: str) -> str | None:
+    """What a response may show of a new secret: an HMAC secret in full, never a signing key."""
+    return None if identity.signing_of(secret) == identity.ED25519 else secret
 
 
 def normalize_events(values: Iterable[str], field: str = "events") -> list[str]:
@@ -99,14 +124,20 @@ async def create_webhook(
     headers: dict[str, str] | None = None,
     filter: str | None = None,
     rate_limit: int | None = None,
+    signing: str = identity.HMAC,
+    auth: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Create a subscription; the result carries the full secret (the only time but rotation)."""
+    """Create a subscription; the result carries the full HMAC secret (the only time but
+    rotation), or an Ed25519 webhook's public key. ``auth`` as the request gave it (checked
+    here: PEMs, an https url for mTLS; ``identity.check_token_url`` before)."""
+    resolved_auth = identity.resolve_auth(auth, None)
+    identity.check_auth_fits_url(resolved_auth, url)
     if await _count_for_update(conn, account_id) >= max_webhooks:
         # A quota, not a field's fault: no field is named.
         raise ValidationFailed(
             [], f"An account may have at most {max_webhooks} webhooks; delete one first."
         )
-    secret = generate_secret()
+    secret = new_secret(signing)
     now = utcnow()
     headers_enc, header_names = routing.seal(box, headers or {})
     row = {
@@ -116,7 +147,8 @@ async def create_webhook(
         "name": _empty_as_none(name),
         "events": events,
         "is_active": is_active,
-        "secret_enc": box.encrypt(secret),
+        **_secret_columns(box, secret),
+        **identity.seal_auth(box, resolved_auth),
         "previous_secret_enc": None,
         "previous_secret_expires_at": None,
         "disabled_reason": None,
@@ -134,7 +166,7 @@ async def create_webhook(
         "updated_at": now,
     }
     inserted = (await conn.execute(queries.INSERT, row)).one()
-    return webhook_out(inserted, secret)
+    return webhook_out(inserted, _shown_secret(secret))
 
 
 async def list_webhooks(conn: Connection, account_id: str) -> list[dict[str, Any]]:
@@ -198,10 +230,14 @@ async def update_webhook(
     url: CheckedUrl | None = None,
     headers: dict[str, str | None] | None = None,
     box: SecretBox | None = None,
+    signing: str | None = None,
+    auth: AuthChange | None = None,
 ) -> dict[str, Any] | None:
     """Apply a partial update (``changes`` keys from ``UPDATABLE_FIELDS``; ``name: None``
-    clears it; ``headers`` is merged, ``box`` needed then); bumps ``updated_at`` only when
-    something changed. None when not found."""
+    clears it; ``headers`` is merged; ``signing`` switches the scheme with the rotation's
+    overlap; ``auth`` replaces it, masked secrets kept; ``box`` needed for those three);
+    bumps ``updated_at`` only when something changed. None when not found. A switch to HMAC
+    returns the new secret in full (the one time it is shown)."""
     unknown = set(changes) - set(UPDATABLE_FIELDS)
     assert not unknown, f"not updatable here: {unknown}"
     row = await _select(conn, account_id, webhook_id, lock=True)
@@ -209,6 +245,15 @@ async def update_webhook(
         return None
     changed = _changed_values(row, {**changes, **({"url": url} if url is not None else {})})
     changed.update(_header_changes(row, headers, box))
+    changed.update(_auth_changes(row, auth, box))
+    identity.check_auth_fits_url(
+        changed["auth_shown"] if "auth_enc" in changed else row.auth_shown, url or row.url
+    )
+    new = None
+    if signing is not None and signing != identity.signing_of_public_key(row.public_key):
+        assert box is not None, "a new signing scheme needs the SecretBox"
+        new = new_secret(signing)
+        changed.update(_rotated(row, box, new))
     if not changed:
         return webhook_out(row)
     now = utcnow()
@@ -219,17 +264,40 @@ async def update_webhook(
     if changed.get("is_active") is False:
         # Inactive webhooks get nothing: what was queued for it is cancelled in this transaction.
         await cancel_pending_deliveries(conn, webhook_id, now=now)
-    return webhook_out(updated)
+    return webhook_out(updated, _shown_secret(new) if new is not None else None)
+
+
+def _auth_changes(row: Any, change: AuthChange | None, box: SecretBox | None) -> dict[str, Any]:
+    """The stored columns of a PATCH's ``auth``, or {} when nothing changes."""
+    if change is None:
+        return {}
+    assert box is not None, "an auth change needs the SecretBox"
+    stored = identity.unseal_auth(box, row.auth_enc)
+    resolved = identity.resolve_auth(change.value, stored)
+    if resolved == stored:
+        return {}
+    return identity.seal_auth(box, resolved)
+
+
+def _rotated(row: Any, box: SecretBox, secret: str) -> dict[str, Any]:
+    """The columns of a new current secret: the one it replaces signs beside it for
+    ``PREVIOUS_SECRET_TTL``, so receivers switch without dropping a delivery."""
+    return {
+        **_secret_columns(box, secret),
+        "previous_secret_enc": row.secret_enc,
+        "previous_secret_expires_at": utcnow() + PREVIOUS_SECRET_TTL,
+    }
 
 
 def probe_target(row: Any, *, box: SecretBox) -> Target:
-    """What the receiver check needs of webhook ``row``: the URL, the live secrets and the
-    custom headers it sends, in plaintext (never returned to a client)."""
+    """What the receiver check needs of webhook ``row``: the URL, the live secrets, the
+    custom headers and the auth it sends, in plaintext (never returned to a client)."""
     previous = box.decrypt(row.previous_secret_enc) if row.previous_secret_enc else None
     secrets_now = live_secrets(
         box.decrypt(row.secret_enc), previous, row.previous_secret_expires_at, utcnow()
     )
-    return Target(row.id, row.url, secrets_now, routing.unseal(box, row.headers_enc))
+    auth = auth_from_plain(box.decrypt(row.auth_enc)) if row.auth_enc else None
+    return Target(row.id, row.url, secrets_now, routing.unseal(box, row.headers_enc), auth)
 
 
 async def delete_webhook(conn: Connection, account_id: str, webhook_id: str) -> bool:
@@ -240,19 +308,14 @@ async def delete_webhook(conn: Connection, account_id: str, webhook_id: str) -> 
 
 async def rotate_secret(
     conn: Connection, account_id: str, webhook_id: str, *, box: SecretBox
-) -> str | None:
-    """A new secret (returned in full); the old one stays valid for ``PREVIOUS_SECRET_TTL``.
-    None when not found."""
+) -> dict[str, str | None] | None:
+    """A new secret of the webhook's scheme: ``{"secret", "public_key"}``, an HMAC secret in
+    full or an Ed25519 public key (its signing key never leaves the server); the old one
+    keeps signing for ``PREVIOUS_SECRET_TTL``. None when not found."""
     row = await _select(conn, account_id, webhook_id, lock=True)
     if row is None:
         return None
-    secret = generate_secret()
-    now = utcnow()
-    rotated = {
-        "secret_enc": box.encrypt(secret),
-        "previous_secret_enc": row.secret_enc,
-        "previous_secret_expires_at": now + PREVIOUS_SECRET_TTL,
-        "updated_at": now,
-    }
+    secret = new_secret(identity.signing_of_public_key(row.public_key))
+    rotated = {**_rotated(row, box, secret), "updated_at": utcnow()}
     await conn.execute(queries.UPDATE.get(frozenset(rotated)), {**rotated, "b_id": webhook_id})
-    return secret
+    return {"secret": _shown_secret(secret), "public_key": identity.public_key_for(secret)}

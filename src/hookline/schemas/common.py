@@ -25,7 +25,16 @@ from hookline.domain import validation
 
 # Fields a client may read but never write; named as such in 422 messages.
 READ_ONLY_FIELDS = frozenset(
-    {"id", "created_at", "updated_at", "secret", "duration_seconds", "call_status", "account_id"}
+    {
+        "id",
+        "created_at",
+        "updated_at",
+        "secret",
+        "public_key",
+        "duration_seconds",
+        "call_status",
+        "account_id",
+    }
 )
 
 

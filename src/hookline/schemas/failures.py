@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from hookline.delivery.endpoint_auth import MTLS, OAUTH2
 from hookline.errors import ApiError, InvalidJSON, ValidationFailed
 from hookline.schemas.common import READ_ONLY_FIELDS
 
@@ -14,12 +15,13 @@ from hookline.schemas.common import READ_ONLY_FIELDS
 def _field_name(loc: tuple[Any, ...]) -> str:
     parts = [str(p) for p in loc if p not in ("body", "query", "path", "header")]
     # Pydantic puts the failing validator's type (e.g. "function-after[...]") in the location,
-    # and the member of a union (``bool | None``: "bool", "none") that failed.
+    # and the member of a union (``bool | None``: "bool", "none") that failed, or the tag of a
+    # tagged union's member (``auth``'s type).
     parts = [p for p in parts if "[" not in p and p not in _UNION_MEMBERS]
     return ".".join(parts) or "body"
 
 
-_UNION_MEMBERS = frozenset({"str", "int", "float", "bool", "none", "list", "dict"})
+_UNION_MEMBERS = frozenset({"str", "int", "float", "bool", "none", "list", "dict", OAUTH2, MTLS})
 
 
 def _field_message(error: Mapping[str, Any], field: str) -> str:

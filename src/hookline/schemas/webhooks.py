@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, Field
+from pydantic import AfterValidator, BaseModel, Field, StrictStr
 from pydantic.json_schema import SkipJsonSchema
 
 from hookline.delivery import header_rules as rules
@@ -14,6 +14,7 @@ from hookline.domain.events import EVENT_TYPES
 from hookline.domain.validation import MAX_URL_LENGTH, URL_PATTERN, url_syntax
 from hookline.domain.webhooks import normalize_events
 from hookline.schemas.common import Bool, RequestModel, WebhookName
+from hookline.schemas.webhook_auth import Auth, AuthOut
 
 # The syntax is checked here; whether the host is public needs DNS: ``domain.webhooks.check_url``.
 Url = Annotated[
@@ -116,6 +117,17 @@ RateLimit = Annotated[
 ]
 
 
+Signing = Annotated[
+    Literal["hmac", "ed25519"],
+    Field(
+        description="How deliveries are signed: `hmac` (`v1,` signatures with the shared "
+        "`secret`) or `ed25519` (`v1a,` signatures the receiver verifies with `public_key`; "
+        "the signing key never leaves hookline). Changing it starts a new key or secret; the "
+        "old one keeps signing beside it for 24 hours."
+    ),
+]
+
+
 class WebhookCreate(RequestModel):
     url: Url
     events: Events
@@ -124,6 +136,8 @@ class WebhookCreate(RequestModel):
     headers: Headers | None = None
     filter: Filter | None = None
     rate_limit: RateLimit | None = None
+    signing: Signing = "hmac"
+    auth: Auth | None = None
 
 
 class WebhookUpdate(RequestModel):
@@ -138,6 +152,12 @@ class WebhookUpdate(RequestModel):
     headers: HeaderPatch | SkipJsonSchema[None] = None
     filter: Filter | None = None
     rate_limit: RateLimit | None = None
+    signing: Signing | SkipJsonSchema[None] = None
+    auth: Auth | None = Field(
+        default=None,
+        description="Replaces the webhook's auth (null removes it). With the same `type`, a "
+        'secret sent as `"********"` keeps the stored one.',
+    )
 
 
 class WebhookOut(BaseModel):
@@ -146,7 +166,16 @@ class WebhookOut(BaseModel):
     name: str | None
     events: list[str]
     is_active: bool
-    secret: str = Field(description="Full only at creation; otherwise exactly whsec_********.")
+    secret: str | None = Field(
+        description="HMAC webhooks: full only at creation, on rotation and on a switch to "
+        "hmac; otherwise exactly whsec_********. Ed25519 webhooks: null."
+    )
+    signing: Literal["hmac", "ed25519"]
+    public_key: str | None = Field(
+        description="Ed25519 webhooks: the public key (whpk_ + base64) that verifies `v1a` "
+        "signatures; null for hmac."
+    )
+    auth: AuthOut | None = Field(description='Secrets shown as "********".')
     disabled_reason: str | None
     headers: dict[str, str] = Field(description='Names of the custom headers; values "********".')
     filter: str | None
@@ -156,4 +185,10 @@ class WebhookOut(BaseModel):
 
 
 class WebhookSecretOut(BaseModel):
-    secret: str = Field(description="The new secret, in full: whsec_ + base64 of 32 bytes.")
+    secret: StrictStr | None = Field(
+        description="HMAC webhooks: the new secret, in full (whsec_ + base64 of 32 bytes); "
+        "null for Ed25519 webhooks."
+    )
+    public_key: StrictStr | None = Field(
+        description="Ed25519 webhooks: the new public key (whpk_...); null for hmac."
+    )

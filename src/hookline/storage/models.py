@@ -285,10 +285,13 @@ webhooks = Table(
     Column("name", String(200), nullable=True),
     Column("events", Json, nullable=False),
     Column("is_active", Boolean, nullable=False),
-    # Signing secrets, encrypted with HOOKLINE_SECRET_KEY (crypto.SecretBox).
+    # Signing secrets, encrypted with HOOKLINE_SECRET_KEY (crypto.SecretBox): each an HMAC
+    # secret (whsec_) or an Ed25519 signing key (whsk_), signing v1 or v1a (delivery.signing).
     Column("secret_enc", Text, nullable=False),
     Column("previous_secret_enc", Text, nullable=True),
     Column("previous_secret_expires_at", UTCDateTime(), nullable=True),
+    # The public key (whpk_) of an Ed25519 webhook's current signing key; NULL for HMAC.
+    Column("public_key", String(64), nullable=True),
     Column("disabled_reason", String(500), nullable=True),
     # Start of the current run of consecutive failures; NULL after any success.
     Column("failing_since", UTCDateTime(), nullable=True),
@@ -311,6 +314,10 @@ webhooks = Table(
     Column("rate_starts", Json, nullable=True),
     # When the webhook's last receiver check started: one per ``domain.outbound``'s interval.
     Column("conformance_at", UTCDateTime(), nullable=True),
+    # How hookline authenticates to the receiver (OAuth2 client credentials or mTLS): the whole
+    # object encrypted like the secrets, and the object as shown (secrets masked), in clear.
+    Column("auth_enc", Text, nullable=True),
+    Column("auth_shown", Json, nullable=True),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
     Index(None, "account_id", "id"),

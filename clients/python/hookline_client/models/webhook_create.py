@@ -6,9 +6,12 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 
 from ..models.webhook_create_events_item import WebhookCreateEventsItem
+from ..models.webhook_create_signing import WebhookCreateSigning
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.mutual_tls import MutualTLS
+    from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials
     from ..models.webhook_create_headers_type_0 import WebhookCreateHeadersType0
 
 
@@ -21,22 +24,31 @@ class WebhookCreate:
     Attributes:
         events (list[WebhookCreateEventsItem]): Non-empty set of event types; duplicates are dropped.
         url (str): http(s) URL (RFC 3986) of a public host, ..2048 chars
+        auth (MutualTLS | None | OAuth2ClientCredentials | Unset):
         filter_ (None | str | Unset):
         headers (None | Unset | WebhookCreateHeadersType0):
         is_active (bool | Unset):  Default: True.
         name (None | str | Unset):
         rate_limit (int | None | Unset):
+        signing (WebhookCreateSigning | Unset): How deliveries are signed: `hmac` (`v1,` signatures with the shared
+            `secret`) or `ed25519` (`v1a,` signatures the receiver verifies with `public_key`; the signing key never leaves
+            hookline). Changing it starts a new key or secret; the old one keeps signing beside it for 24 hours. Default:
+            WebhookCreateSigning.HMAC.
     """
 
     events: list[WebhookCreateEventsItem]
     url: str
+    auth: MutualTLS | None | OAuth2ClientCredentials | Unset = UNSET
     filter_: None | str | Unset = UNSET
     headers: None | Unset | WebhookCreateHeadersType0 = UNSET
     is_active: bool | Unset = True
     name: None | str | Unset = UNSET
     rate_limit: int | None | Unset = UNSET
+    signing: WebhookCreateSigning | Unset = WebhookCreateSigning.HMAC
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.mutual_tls import MutualTLS
+        from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials
         from ..models.webhook_create_headers_type_0 import WebhookCreateHeadersType0
 
         events = []
@@ -45,6 +57,16 @@ class WebhookCreate:
             events.append(events_item)
 
         url = self.url
+
+        auth: dict[str, Any] | None | Unset
+        if isinstance(self.auth, Unset):
+            auth = UNSET
+        elif isinstance(self.auth, OAuth2ClientCredentials) or isinstance(
+            self.auth, MutualTLS
+        ):
+            auth = self.auth.to_dict()
+        else:
+            auth = self.auth
 
         filter_: None | str | Unset
         if isinstance(self.filter_, Unset):
@@ -74,6 +96,10 @@ class WebhookCreate:
         else:
             rate_limit = self.rate_limit
 
+        signing: str | Unset = UNSET
+        if not isinstance(self.signing, Unset):
+            signing = self.signing.value
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -82,6 +108,8 @@ class WebhookCreate:
                 "url": url,
             }
         )
+        if auth is not UNSET:
+            field_dict["auth"] = auth
         if filter_ is not UNSET:
             field_dict["filter"] = filter_
         if headers is not UNSET:
@@ -92,11 +120,15 @@ class WebhookCreate:
             field_dict["name"] = name
         if rate_limit is not UNSET:
             field_dict["rate_limit"] = rate_limit
+        if signing is not UNSET:
+            field_dict["signing"] = signing
 
         return field_dict
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.mutual_tls import MutualTLS
+        from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials
         from ..models.webhook_create_headers_type_0 import WebhookCreateHeadersType0
 
         d = dict(src_dict)
@@ -108,6 +140,33 @@ class WebhookCreate:
             events.append(events_item)
 
         url = d.pop("url")
+
+        def _parse_auth(
+            data: object,
+        ) -> MutualTLS | None | OAuth2ClientCredentials | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0_type_0 = OAuth2ClientCredentials.from_dict(data)
+
+                return auth_type_0_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0_type_1 = MutualTLS.from_dict(data)
+
+                return auth_type_0_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(MutualTLS | None | OAuth2ClientCredentials | Unset, data)
+
+        auth = _parse_auth(d.pop("auth", UNSET))
 
         def _parse_filter_(data: object) -> None | str | Unset:
             if data is None:
@@ -155,14 +214,23 @@ class WebhookCreate:
 
         rate_limit = _parse_rate_limit(d.pop("rate_limit", UNSET))
 
+        _signing = d.pop("signing", UNSET)
+        signing: WebhookCreateSigning | Unset
+        if isinstance(_signing, Unset):
+            signing = UNSET
+        else:
+            signing = WebhookCreateSigning(_signing)
+
         webhook_create = cls(
             events=events,
             url=url,
+            auth=auth,
             filter_=filter_,
             headers=headers,
             is_active=is_active,
             name=name,
             rate_limit=rate_limit,
+            signing=signing,
         )
 
         return webhook_create

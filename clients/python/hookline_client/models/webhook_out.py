@@ -6,7 +6,11 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.webhook_out_signing import WebhookOutSigning
+
 if TYPE_CHECKING:
+    from ..models.mutual_tls_out import MutualTLSOut
+    from ..models.o_auth_2_client_credentials_out import OAuth2ClientCredentialsOut
     from ..models.webhook_out_headers import WebhookOutHeaders
 
 
@@ -17,6 +21,7 @@ T = TypeVar("T", bound="WebhookOut")
 class WebhookOut:
     """
     Attributes:
+        auth (MutualTLSOut | None | OAuth2ClientCredentialsOut): Secrets shown as "********".
         created_at (str):
         disabled_reason (None | str):
         events (list[str]):
@@ -25,12 +30,17 @@ class WebhookOut:
         id (str):
         is_active (bool):
         name (None | str):
+        public_key (None | str): Ed25519 webhooks: the public key (whpk_ + base64) that verifies `v1a` signatures; null
+            for hmac.
         rate_limit (int | None):
-        secret (str): Full only at creation; otherwise exactly whsec_********.
+        secret (None | str): HMAC webhooks: full only at creation, on rotation and on a switch to hmac; otherwise
+            exactly whsec_********. Ed25519 webhooks: null.
+        signing (WebhookOutSigning):
         updated_at (str):
         url (str):
     """
 
+    auth: MutualTLSOut | None | OAuth2ClientCredentialsOut
     created_at: str
     disabled_reason: None | str
     events: list[str]
@@ -39,13 +49,26 @@ class WebhookOut:
     id: str
     is_active: bool
     name: None | str
+    public_key: None | str
     rate_limit: int | None
-    secret: str
+    secret: None | str
+    signing: WebhookOutSigning
     updated_at: str
     url: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.mutual_tls_out import MutualTLSOut
+        from ..models.o_auth_2_client_credentials_out import OAuth2ClientCredentialsOut
+
+        auth: dict[str, Any] | None
+        if isinstance(self.auth, OAuth2ClientCredentialsOut) or isinstance(
+            self.auth, MutualTLSOut
+        ):
+            auth = self.auth.to_dict()
+        else:
+            auth = self.auth
+
         created_at = self.created_at
 
         disabled_reason: None | str
@@ -65,10 +88,16 @@ class WebhookOut:
         name: None | str
         name = self.name
 
+        public_key: None | str
+        public_key = self.public_key
+
         rate_limit: int | None
         rate_limit = self.rate_limit
 
+        secret: None | str
         secret = self.secret
+
+        signing = self.signing.value
 
         updated_at = self.updated_at
 
@@ -78,6 +107,7 @@ class WebhookOut:
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
+                "auth": auth,
                 "created_at": created_at,
                 "disabled_reason": disabled_reason,
                 "events": events,
@@ -86,8 +116,10 @@ class WebhookOut:
                 "id": id,
                 "is_active": is_active,
                 "name": name,
+                "public_key": public_key,
                 "rate_limit": rate_limit,
                 "secret": secret,
+                "signing": signing,
                 "updated_at": updated_at,
                 "url": url,
             }
@@ -97,9 +129,37 @@ class WebhookOut:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.mutual_tls_out import MutualTLSOut
+        from ..models.o_auth_2_client_credentials_out import OAuth2ClientCredentialsOut
         from ..models.webhook_out_headers import WebhookOutHeaders
 
         d = dict(src_dict)
+
+        def _parse_auth(
+            data: object,
+        ) -> MutualTLSOut | None | OAuth2ClientCredentialsOut:
+            if data is None:
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0_type_0 = OAuth2ClientCredentialsOut.from_dict(data)
+
+                return auth_type_0_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0_type_1 = MutualTLSOut.from_dict(data)
+
+                return auth_type_0_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(MutualTLSOut | None | OAuth2ClientCredentialsOut, data)
+
+        auth = _parse_auth(d.pop("auth"))
+
         created_at = d.pop("created_at")
 
         def _parse_disabled_reason(data: object) -> None | str:
@@ -131,6 +191,13 @@ class WebhookOut:
 
         name = _parse_name(d.pop("name"))
 
+        def _parse_public_key(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        public_key = _parse_public_key(d.pop("public_key"))
+
         def _parse_rate_limit(data: object) -> int | None:
             if data is None:
                 return data
@@ -138,13 +205,21 @@ class WebhookOut:
 
         rate_limit = _parse_rate_limit(d.pop("rate_limit"))
 
-        secret = d.pop("secret")
+        def _parse_secret(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        secret = _parse_secret(d.pop("secret"))
+
+        signing = WebhookOutSigning(d.pop("signing"))
 
         updated_at = d.pop("updated_at")
 
         url = d.pop("url")
 
         webhook_out = cls(
+            auth=auth,
             created_at=created_at,
             disabled_reason=disabled_reason,
             events=events,
@@ -153,8 +228,10 @@ class WebhookOut:
             id=id,
             is_active=is_active,
             name=name,
+            public_key=public_key,
             rate_limit=rate_limit,
             secret=secret,
+            signing=signing,
             updated_at=updated_at,
             url=url,
         )

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self, TypeVar
+from typing import Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -13,19 +13,27 @@ T = TypeVar("T", bound="WebhookSecretOut")
 class WebhookSecretOut:
     """
     Attributes:
-        secret (str): The new secret, in full: whsec_ + base64 of 32 bytes.
+        public_key (None | str): Ed25519 webhooks: the new public key (whpk_...); null for hmac.
+        secret (None | str): HMAC webhooks: the new secret, in full (whsec_ + base64 of 32 bytes); null for Ed25519
+            webhooks.
     """
 
-    secret: str
+    public_key: None | str
+    secret: None | str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        public_key: None | str
+        public_key = self.public_key
+
+        secret: None | str
         secret = self.secret
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
             {
+                "public_key": public_key,
                 "secret": secret,
             }
         )
@@ -35,9 +43,23 @@ class WebhookSecretOut:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         d = dict(src_dict)
-        secret = d.pop("secret")
+
+        def _parse_public_key(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        public_key = _parse_public_key(d.pop("public_key"))
+
+        def _parse_secret(data: object) -> None | str:
+            if data is None:
+                return data
+            return cast(None | str, data)
+
+        secret = _parse_secret(d.pop("secret"))
 
         webhook_secret_out = cls(
+            public_key=public_key,
             secret=secret,
         )
 

@@ -6,9 +6,12 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 
 from ..models.webhook_update_events_item import WebhookUpdateEventsItem
+from ..models.webhook_update_signing import WebhookUpdateSigning
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
+    from ..models.mutual_tls import MutualTLS
+    from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials
     from ..models.webhook_update_headers import WebhookUpdateHeaders
 
 
@@ -21,6 +24,8 @@ class WebhookUpdate:
     ``null`` to clear; ``headers`` merges.
 
         Attributes:
+            auth (MutualTLS | None | OAuth2ClientCredentials | Unset): Replaces the webhook's auth (null removes it). With
+                the same `type`, a secret sent as `"********"` keeps the stored one.
             events (list[WebhookUpdateEventsItem] | Unset): Non-empty set of event types; duplicates are dropped.
             filter_ (None | str | Unset):
             headers (WebhookUpdateHeaders | Unset): Merged into the current headers; a null value removes that header (also
@@ -29,18 +34,36 @@ class WebhookUpdate:
             is_active (bool | Unset):
             name (None | str | Unset):
             rate_limit (int | None | Unset):
+            signing (WebhookUpdateSigning | Unset): How deliveries are signed: `hmac` (`v1,` signatures with the shared
+                `secret`) or `ed25519` (`v1a,` signatures the receiver verifies with `public_key`; the signing key never leaves
+                hookline). Changing it starts a new key or secret; the old one keeps signing beside it for 24 hours.
             url (str | Unset): http(s) URL (RFC 3986) of a public host, ..2048 chars
     """
 
+    auth: MutualTLS | None | OAuth2ClientCredentials | Unset = UNSET
     events: list[WebhookUpdateEventsItem] | Unset = UNSET
     filter_: None | str | Unset = UNSET
     headers: WebhookUpdateHeaders | Unset = UNSET
     is_active: bool | Unset = UNSET
     name: None | str | Unset = UNSET
     rate_limit: int | None | Unset = UNSET
+    signing: WebhookUpdateSigning | Unset = UNSET
     url: str | Unset = UNSET
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.mutual_tls import MutualTLS
+        from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials
+
+        auth: dict[str, Any] | None | Unset
+        if isinstance(self.auth, Unset):
+            auth = UNSET
+        elif isinstance(self.auth, OAuth2ClientCredentials) or isinstance(
+            self.auth, MutualTLS
+        ):
+            auth = self.auth.to_dict()
+        else:
+            auth = self.auth
+
         events: list[str] | Unset = UNSET
         if not isinstance(self.events, Unset):
             events = []
@@ -72,11 +95,17 @@ class WebhookUpdate:
         else:
             rate_limit = self.rate_limit
 
+        signing: str | Unset = UNSET
+        if not isinstance(self.signing, Unset):
+            signing = self.signing.value
+
         url = self.url
 
         field_dict: dict[str, Any] = {}
 
         field_dict.update({})
+        if auth is not UNSET:
+            field_dict["auth"] = auth
         if events is not UNSET:
             field_dict["events"] = events
         if filter_ is not UNSET:
@@ -89,6 +118,8 @@ class WebhookUpdate:
             field_dict["name"] = name
         if rate_limit is not UNSET:
             field_dict["rate_limit"] = rate_limit
+        if signing is not UNSET:
+            field_dict["signing"] = signing
         if url is not UNSET:
             field_dict["url"] = url
 
@@ -96,9 +127,39 @@ class WebhookUpdate:
 
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.mutual_tls import MutualTLS
+        from ..models.o_auth_2_client_credentials import OAuth2ClientCredentials
         from ..models.webhook_update_headers import WebhookUpdateHeaders
 
         d = dict(src_dict)
+
+        def _parse_auth(
+            data: object,
+        ) -> MutualTLS | None | OAuth2ClientCredentials | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0_type_0 = OAuth2ClientCredentials.from_dict(data)
+
+                return auth_type_0_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                auth_type_0_type_1 = MutualTLS.from_dict(data)
+
+                return auth_type_0_type_1
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(MutualTLS | None | OAuth2ClientCredentials | Unset, data)
+
+        auth = _parse_auth(d.pop("auth", UNSET))
+
         _events = d.pop("events", UNSET)
         events: list[WebhookUpdateEventsItem] | Unset = UNSET
         if _events is not UNSET:
@@ -144,15 +205,24 @@ class WebhookUpdate:
 
         rate_limit = _parse_rate_limit(d.pop("rate_limit", UNSET))
 
+        _signing = d.pop("signing", UNSET)
+        signing: WebhookUpdateSigning | Unset
+        if isinstance(_signing, Unset):
+            signing = UNSET
+        else:
+            signing = WebhookUpdateSigning(_signing)
+
         url = d.pop("url", UNSET)
 
         webhook_update = cls(
+            auth=auth,
             events=events,
             filter_=filter_,
             headers=headers,
             is_active=is_active,
             name=name,
             rate_limit=rate_limit,
+            signing=signing,
             url=url,
         )
 

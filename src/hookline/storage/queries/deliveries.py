@@ -288,6 +288,7 @@ def _claim_columns(data: Any, previous_attributes: Any) -> tuple[Any, ...]:
         previous_attributes,
         webhooks.c.headers_enc,
         events.c.trace_context,
+        webhooks.c.auth_enc,
     )
 
 
@@ -612,7 +613,7 @@ WITH busy AS (
 SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
     webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
     events.type, events.created_at, events.data, events.previous_attributes, webhooks.headers_enc,
-    events.trace_context
+    events.trace_context, webhooks.auth_enc
 FROM leased
 JOIN webhooks ON webhooks.id = leased.webhook_id
 JOIN events ON events.id = leased.event_id

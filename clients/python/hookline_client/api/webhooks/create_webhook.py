@@ -112,8 +112,9 @@ def sync_detailed(
     """Create a webhook subscription
 
      The response carries the full signing `secret`: store it now, it is shown in full only here and on
-    rotation. `url` must reach a public address (422 otherwise). An account may have at most 100
-    webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
+    rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
+    must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
+    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
 
     Args:
         idempotency_key (str | Unset):
@@ -148,8 +149,9 @@ def sync(
     """Create a webhook subscription
 
      The response carries the full signing `secret`: store it now, it is shown in full only here and on
-    rotation. `url` must reach a public address (422 otherwise). An account may have at most 100
-    webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
+    rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
+    must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
+    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
 
     Args:
         idempotency_key (str | Unset):
@@ -179,8 +181,9 @@ async def asyncio_detailed(
     """Create a webhook subscription
 
      The response carries the full signing `secret`: store it now, it is shown in full only here and on
-    rotation. `url` must reach a public address (422 otherwise). An account may have at most 100
-    webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
+    rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
+    must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
+    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
 
     Args:
         idempotency_key (str | Unset):
@@ -213,8 +216,9 @@ async def asyncio(
     """Create a webhook subscription
 
      The response carries the full signing `secret`: store it now, it is shown in full only here and on
-    rotation. `url` must reach a public address (422 otherwise). An account may have at most 100
-    webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
+    rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
+    must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
+    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
 
     Args:
         idempotency_key (str | Unset):

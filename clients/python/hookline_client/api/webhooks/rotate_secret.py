@@ -99,8 +99,9 @@ def sync_detailed(
 ) -> Response[ErrorOut | WebhookSecretOut]:
     """Rotate the signing secret
 
-     Returns the new secret in full. For 24 hours deliveries are signed with both the old and the new
-    secret, so receivers can switch without dropping any.
+     Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
+    hours deliveries are signed with both the old and the new secret or key, so receivers can switch
+    without dropping any.
 
     Args:
         webhook_id (str):
@@ -134,8 +135,9 @@ def sync(
 ) -> ErrorOut | WebhookSecretOut | None:
     """Rotate the signing secret
 
-     Returns the new secret in full. For 24 hours deliveries are signed with both the old and the new
-    secret, so receivers can switch without dropping any.
+     Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
+    hours deliveries are signed with both the old and the new secret or key, so receivers can switch
+    without dropping any.
 
     Args:
         webhook_id (str):
@@ -164,8 +166,9 @@ async def asyncio_detailed(
 ) -> Response[ErrorOut | WebhookSecretOut]:
     """Rotate the signing secret
 
-     Returns the new secret in full. For 24 hours deliveries are signed with both the old and the new
-    secret, so receivers can switch without dropping any.
+     Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
+    hours deliveries are signed with both the old and the new secret or key, so receivers can switch
+    without dropping any.
 
     Args:
         webhook_id (str):
@@ -197,8 +200,9 @@ async def asyncio(
 ) -> ErrorOut | WebhookSecretOut | None:
     """Rotate the signing secret
 
-     Returns the new secret in full. For 24 hours deliveries are signed with both the old and the new
-    secret, so receivers can switch without dropping any.
+     Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
+    hours deliveries are signed with both the old and the new secret or key, so receivers can switch
+    without dropping any.
 
     Args:
         webhook_id (str):

@@ -114,7 +114,9 @@ def sync_detailed(
 
      Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
-    also clears `disabled_reason`.
+    also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
+    it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
+    current one; with the same type, a secret sent as "********" keeps the stored one.
 
     Args:
         webhook_id (str):
@@ -152,7 +154,9 @@ def sync(
 
      Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
-    also clears `disabled_reason`.
+    also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
+    it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
+    current one; with the same type, a secret sent as "********" keeps the stored one.
 
     Args:
         webhook_id (str):
@@ -185,7 +189,9 @@ async def asyncio_detailed(
 
      Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
-    also clears `disabled_reason`.
+    also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
+    it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
+    current one; with the same type, a secret sent as "********" keeps the stored one.
 
     Args:
         webhook_id (str):
@@ -221,7 +227,9 @@ async def asyncio(
 
      Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
-    also clears `disabled_reason`.
+    also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
+    it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
+    current one; with the same type, a secret sent as "********" keeps the stored one.
 
     Args:
         webhook_id (str):

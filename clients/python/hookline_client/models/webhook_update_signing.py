@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class WebhookUpdateSigning(StrEnum):
+    ED25519 = "ed25519"
+    HMAC = "hmac"
+
+    def __str__(self) -> str:
+        return str(self.value)
