@@ -336,7 +336,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook subscription
-         * @description The response carries the full signing `secret`: store it now, it is shown in full only here and on rotation. `url` must reach a public address (422 otherwise). An account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
+         * @description The response carries the full signing `secret`: store it now, it is shown in full only here and on rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url` must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
          */
         post: operations["create_webhook"];
         delete?: never;
@@ -362,7 +362,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook subscription (secret masked)
-         * @description Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges: `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true also clears `disabled_reason`.
+         * @description Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges: `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the current one; with the same type, a secret sent as "********" keeps the stored one.
          */
         patch: operations["update_webhook"];
         trace?: never;
@@ -469,7 +469,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Returns the new secret in full. For 24 hours deliveries are signed with both the old and the new secret, so receivers can switch without dropping any.
+         * @description Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24 hours deliveries are signed with both the old and the new secret or key, so receivers can switch without dropping any.
          */
         post: operations["rotate_secret"];
         delete?: never;
@@ -1367,6 +1367,11 @@ export interface components {
          * @description The webhook, masked, as the webhooks API shows it; ``disabled_reason`` says why.
          */
         DisabledWebhook: {
+            /**
+             * Auth
+             * @description Secrets shown as "********".
+             */
+            auth: (components["schemas"]["OAuth2ClientCredentialsOut"] | components["schemas"]["MutualTLSOut"]) | null;
             /** Created At */
             created_at: string;
             /** Disabled Reason */
@@ -1388,13 +1393,23 @@ export interface components {
             is_active: boolean;
             /** Name */
             name: string | null;
+            /**
+             * Public Key
+             * @description Ed25519 webhooks: the public key (whpk_ + base64) that verifies `v1a` signatures; null for hmac.
+             */
+            public_key: string | null;
             /** Rate Limit */
             rate_limit: number | null;
             /**
              * Secret
-             * @description Full only at creation; otherwise exactly whsec_********.
+             * @description HMAC webhooks: full only at creation, on rotation and on a switch to hmac; otherwise exactly whsec_********. Ed25519 webhooks: null.
              */
-            secret: string;
+            secret: string | null;
+            /**
+             * Signing
+             * @enum {string}
+             */
+            signing: "hmac" | "ed25519";
             /** Updated At */
             updated_at: string;
             /** Url */
@@ -1497,6 +1512,101 @@ export interface components {
              * @constant
              */
             type: "lead.qualified";
+        };
+        /**
+         * MutualTLS
+         * @description A client certificate hookline shows in the TLS handshake (the url must be https).
+         */
+        MutualTLS: {
+            /**
+             * Ca
+             * @description The CA (PEM) that signed the receiver's server certificate, trusted instead of the system's roots; null for the system's roots. Stored encrypted; shown as "********".
+             */
+            ca?: string | null;
+            /**
+             * Certificate
+             * @description The client's certificate (PEM, leaf first, then any intermediates); valid now and matching `private_key`. Stored encrypted; shown as "********".
+             */
+            certificate: string;
+            /**
+             * Private Key
+             * @description The client's private key (PEM, unencrypted). Stored encrypted; shown as "********".
+             */
+            private_key: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "mtls";
+        };
+        /** MutualTLSOut */
+        MutualTLSOut: {
+            /** Ca */
+            ca: "********" | null;
+            /**
+             * Certificate
+             * @constant
+             */
+            certificate: "********";
+            /**
+             * Private Key
+             * @constant
+             */
+            private_key: "********";
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "mtls";
+        };
+        /**
+         * OAuth2ClientCredentials
+         * @description OAuth2 client credentials (RFC 6749 4.4): hookline fetches a token from `token_url`
+         *     (client_secret_basic), sends it as `Authorization: Bearer`, reuses it until shortly before
+         *     it expires, and fetches a new one once when the receiver answers 401.
+         */
+        OAuth2ClientCredentials: {
+            /**
+             * Client Id
+             * @description The client's id, 1..255 chars.
+             */
+            client_id: string;
+            /**
+             * Client Secret
+             * @description 1..1024 chars. Stored encrypted; shown as "********".
+             */
+            client_secret: string;
+            /** Scope */
+            scope?: string | null;
+            /**
+             * Token Url
+             * @description The token endpoint: https (unless the server allows private targets), a public address, ..2048 chars.
+             */
+            token_url: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "oauth2_client_credentials";
+        };
+        /** OAuth2ClientCredentialsOut */
+        OAuth2ClientCredentialsOut: {
+            /** Client Id */
+            client_id: string;
+            /**
+             * Client Secret
+             * @constant
+             */
+            client_secret: "********";
+            /** Scope */
+            scope: string | null;
+            /** Token Url */
+            token_url: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "oauth2_client_credentials";
         };
         /**
          * Outcome
@@ -1619,6 +1729,8 @@ export interface components {
         };
         /** WebhookCreate */
         WebhookCreate: {
+            /** Auth */
+            auth?: (components["schemas"]["OAuth2ClientCredentials"] | components["schemas"]["MutualTLS"]) | null;
             /**
              * Events
              * @description Non-empty set of event types; duplicates are dropped.
@@ -1639,6 +1751,13 @@ export interface components {
             name?: string | null;
             /** Rate Limit */
             rate_limit?: number | null;
+            /**
+             * Signing
+             * @description How deliveries are signed: `hmac` (`v1,` signatures with the shared `secret`) or `ed25519` (`v1a,` signatures the receiver verifies with `public_key`; the signing key never leaves hookline). Changing it starts a new key or secret; the old one keeps signing beside it for 24 hours.
+             * @default hmac
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /**
              * Url
              * @description http(s) URL (RFC 3986) of a public host, ..2048 chars
@@ -1669,6 +1788,11 @@ export interface components {
         };
         /** WebhookOut */
         WebhookOut: {
+            /**
+             * Auth
+             * @description Secrets shown as "********".
+             */
+            auth: (components["schemas"]["OAuth2ClientCredentialsOut"] | components["schemas"]["MutualTLSOut"]) | null;
             /** Created At */
             created_at: string;
             /** Disabled Reason */
@@ -1690,13 +1814,23 @@ export interface components {
             is_active: boolean;
             /** Name */
             name: string | null;
+            /**
+             * Public Key
+             * @description Ed25519 webhooks: the public key (whpk_ + base64) that verifies `v1a` signatures; null for hmac.
+             */
+            public_key: string | null;
             /** Rate Limit */
             rate_limit: number | null;
             /**
              * Secret
-             * @description Full only at creation; otherwise exactly whsec_********.
+             * @description HMAC webhooks: full only at creation, on rotation and on a switch to hmac; otherwise exactly whsec_********. Ed25519 webhooks: null.
              */
-            secret: string;
+            secret: string | null;
+            /**
+             * Signing
+             * @enum {string}
+             */
+            signing: "hmac" | "ed25519";
             /** Updated At */
             updated_at: string;
             /** Url */
@@ -1705,10 +1839,15 @@ export interface components {
         /** WebhookSecretOut */
         WebhookSecretOut: {
             /**
-             * Secret
-             * @description The new secret, in full: whsec_ + base64 of 32 bytes.
+             * Public Key
+             * @description Ed25519 webhooks: the new public key (whpk_...); null for hmac.
              */
-            secret: string;
+            public_key: string | null;
+            /**
+             * Secret
+             * @description HMAC webhooks: the new secret, in full (whsec_ + base64 of 32 bytes); null for Ed25519 webhooks.
+             */
+            secret: string | null;
         };
         /** WebhookTestData */
         WebhookTestData: {
@@ -1746,6 +1885,11 @@ export interface components {
          */
         WebhookUpdate: {
             /**
+             * Auth
+             * @description Replaces the webhook's auth (null removes it). With the same `type`, a secret sent as `"********"` keeps the stored one.
+             */
+            auth?: (components["schemas"]["OAuth2ClientCredentials"] | components["schemas"]["MutualTLS"]) | null;
+            /**
              * Events
              * @description Non-empty set of event types; duplicates are dropped.
              */
@@ -1765,6 +1909,12 @@ export interface components {
             name?: string | null;
             /** Rate Limit */
             rate_limit?: number | null;
+            /**
+             * Signing
+             * @description How deliveries are signed: `hmac` (`v1,` signatures with the shared `secret`) or `ed25519` (`v1a,` signatures the receiver verifies with `public_key`; the signing key never leaves hookline). Changing it starts a new key or secret; the old one keeps signing beside it for 24 hours.
+             * @enum {string}
+             */
+            signing?: "hmac" | "ed25519";
             /**
              * Url
              * @description http(s) URL (RFC 3986) of a public host, ..2048 chars

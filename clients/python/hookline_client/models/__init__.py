@@ -54,6 +54,7 @@ from .delivery_out import DeliveryOut
 from .delivery_out_status import DeliveryOutStatus
 from .disabled_webhook import DisabledWebhook
 from .disabled_webhook_headers import DisabledWebhookHeaders
+from .disabled_webhook_signing import DisabledWebhookSigning
 from .error_detail import ErrorDetail
 from .error_detail_details_type_0 import ErrorDetailDetailsType0
 from .error_out import ErrorOut
@@ -69,6 +70,10 @@ from .list_calls_call_type_type_0 import ListCallsCallTypeType0
 from .list_contacts_do_not_call_type_0 import ListContactsDoNotCallType0
 from .list_deliveries_status_type_0 import ListDeliveriesStatusType0
 from .list_events_type import ListEventsType
+from .mutual_tls import MutualTLS
+from .mutual_tls_out import MutualTLSOut
+from .o_auth_2_client_credentials import OAuth2ClientCredentials
+from .o_auth_2_client_credentials_out import OAuth2ClientCredentialsOut
 from .outcome import Outcome
 from .recover_in import RecoverIn
 from .recover_out import RecoverOut
@@ -86,15 +91,18 @@ from .webhook_conformance_event import WebhookConformanceEvent
 from .webhook_create import WebhookCreate
 from .webhook_create_events_item import WebhookCreateEventsItem
 from .webhook_create_headers_type_0 import WebhookCreateHeadersType0
+from .webhook_create_signing import WebhookCreateSigning
 from .webhook_disabled_event import WebhookDisabledEvent
 from .webhook_out import WebhookOut
 from .webhook_out_headers import WebhookOutHeaders
+from .webhook_out_signing import WebhookOutSigning
 from .webhook_secret_out import WebhookSecretOut
 from .webhook_test_data import WebhookTestData
 from .webhook_test_event import WebhookTestEvent
 from .webhook_update import WebhookUpdate
 from .webhook_update_events_item import WebhookUpdateEventsItem
 from .webhook_update_headers import WebhookUpdateHeaders
+from .webhook_update_signing import WebhookUpdateSigning
 
 __all__ = (
     "AccountOut",
@@ -147,6 +155,7 @@ __all__ = (
     "DeliveryOutStatus",
     "DisabledWebhook",
     "DisabledWebhookHeaders",
+    "DisabledWebhookSigning",
     "ErrorDetail",
     "ErrorDetailDetailsType0",
     "ErrorOut",
@@ -162,6 +171,10 @@ __all__ = (
     "ListContactsDoNotCallType0",
     "ListDeliveriesStatusType0",
     "ListEventsType",
+    "MutualTLS",
+    "MutualTLSOut",
+    "OAuth2ClientCredentials",
+    "OAuth2ClientCredentialsOut",
     "Outcome",
     "RecoverIn",
     "RecoverOut",
@@ -177,13 +190,16 @@ __all__ = (
     "WebhookCreate",
     "WebhookCreateEventsItem",
     "WebhookCreateHeadersType0",
+    "WebhookCreateSigning",
     "WebhookDisabledEvent",
     "WebhookOut",
     "WebhookOutHeaders",
+    "WebhookOutSigning",
     "WebhookSecretOut",
     "WebhookTestData",
     "WebhookTestEvent",
     "WebhookUpdate",
     "WebhookUpdateEventsItem",
     "WebhookUpdateHeaders",
+    "WebhookUpdateSigning",
 )
