@@ -13,7 +13,7 @@ import uvloop
 # CPython collects the young generation every 700 allocations by default. A request allocates
 # thousands of short-lived containers, almost all freed by reference counting before any
 # collection could matter, so the default threshold mostly pays for scanning the survivors of
-# requests still in flight. 20,000 measured 11% less CPU per POST /v1/contacts (docs/benchmarks.md).
+# requests still in flight.
 YOUNG_GENERATION_THRESHOLD = 20_000
 
 
@@ -22,8 +22,7 @@ def settle_heap() -> None:
 
     Freezing moves every object alive now (modules, classes, the app, compiled statements: about
     145,000 objects once ``hookline serve`` has started) out of the collector's reach. Without it,
-    full collections under load took ~100 ms each with the event loop stopped (docs/benchmarks.md,
-    change 15).
+    full collections under load walk them all with the event loop stopped (docs/performance.md).
     """
     gc.collect()
     gc.freeze()
@@ -36,11 +35,9 @@ class EagerAcceptLoop(uvloop.Loop):
     soon as the loop accepts one of them.
 
     uvloop (libuv) accepts one connection per turn of the loop. A turn of a saturated server
-    runs every request that is ready, 64 list pages at 64 connections (~60 ms), so connections
-    opened while it is busy queued in the kernel and the last of them waited one turn per
-    connection ahead of it: at the start of a 64-connection run ~20 first requests waited
-    0.1-1.2 s, the SQLite list page's p99 (docs/benchmarks.md, change 33). asyncio's own loop
-    accepts up to the backlog at once, but serves half the requests per second here.
+    runs every request that is ready, so connections opened while it is busy queue in the
+    kernel and the last of them waits one turn per connection ahead of it. asyncio's own loop
+    accepts up to the backlog at once, but serves fewer requests per second.
     """
 
     async def create_server(  # type: ignore[override]  # uvloop's server is no asyncio.Server

@@ -99,9 +99,8 @@ def listeners_per_process(listener: socket.socket, count: int) -> list[socket.so
     """``count`` listening sockets on ``listener``'s address, one per process, in its place.
 
     On one listener the processes took connections as each happened to accept them: a burst of
-    new connections (a client's pool opening) went 6 / 58 or 8 / 56 in half of the rounds of
-    ``bench.scale``, and the process with 58 queued its requests while the other idled
-    (docs/benchmarks.md, commentary 177). With ``SO_REUSEPORT`` the kernel hashes each new
+    new connections (a client's pool opening) could land almost all on one process, which
+    queued its requests while the other idled. With ``SO_REUSEPORT`` the kernel hashes each new
     connection to one of the sockets. The supervisor keeps them all open and listening, so the
     connections queued on the socket of a process that died wait for its replacement, which
     inherits that socket, instead of being refused.

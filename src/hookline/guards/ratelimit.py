@@ -2,8 +2,7 @@
 
 A sliding window counter: the current and the previous window's counts, weighted by how far into
 the current window we are. Constant memory and time per key (the exact moving window stores every
-hit, so its cost grows with the limit; at a high limit it took more than half of each request's
-time, see docs/benchmarks.md).
+hit, so its cost grows with the limit).
 
 With ``HOOKLINE_REDIS_URL`` set, the counters live in Redis, through the ``limits`` library, so
 that several API processes (on several machines) enforce one budget. Without it, the processes of
