@@ -109,7 +109,8 @@ class _NextUrls:
     Starlette parsing the request's URL and rebuilding it per page.
 
     Parsing and rebuilding (``URL`` from the scope, ``urlsplit``, ``urlencode``,
-    ``urlunsplit``) was a large share of a list page's CPU. The URL is the request's with its query replaced: ``base?query``. The base (scheme,
+    ``urlunsplit``) was a large share of a list page's CPU. The URL is the request's with its
+    query replaced: ``base?query``. The base (scheme,
     host, path) depends only on the scope's scheme, server, path and first Host header, so it
     is kept per those; the query depends only on the request's query string and the limit, so
     it is kept per those as a template with a slot for the cursor. Both are made by the very
