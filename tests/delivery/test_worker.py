@@ -487,10 +487,9 @@ async def test_a_worker_on_postgres_readies_connections_before_its_first_round(
     pg_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``Worker.start`` readies the pool for the worker's statements once, before the
-    scheduler's first round (commentary 109: otherwise a fresh server's first events waited
-    for it)."""
+    scheduler's first round (otherwise a fresh server's first events waited for it)."""
     calls: list[str] = []
-    ready, claim = manager.ready_connections, manager.dispatch_and_claim
+    ready, claim = manager.ready, manager.dispatch_and_claim
 
     async def readying(*args: Any, **kwargs: Any) -> None:
         calls.append("ready")
@@ -500,7 +499,7 @@ async def test_a_worker_on_postgres_readies_connections_before_its_first_round(
         calls.append("round")
         return await claim(*args, **kwargs)
 
-    monkeypatch.setattr(manager, "ready_connections", readying)
+    monkeypatch.setattr(manager, "ready", readying)
     monkeypatch.setattr(manager, "dispatch_and_claim", round_)
 
     async def rounds() -> int:

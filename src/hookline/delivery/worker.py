@@ -10,9 +10,9 @@ Loops (tasks), as in procrastinate's worker:
 * recorder: stores everything in the buffer in one transaction (group commit), repeatedly.
 * heartbeat: keeps this worker's leases alive; a dead worker's leases expire and others resend.
 * pruner: deletes data older than ``retention_days`` in small batches.
-* listener (PostgreSQL): ``LISTEN`` for other processes' wake-ups.
-* analyzer (PostgreSQL, a few times): a young database's delivery tables analyzed as they grow
-  (``manager.analyze_young_tables``).
+* listener (where the database has NOTIFY): ``LISTEN`` for other processes' wake-ups.
+* analyzer (a few times): a young database's delivery tables analyzed as they grow
+  (``manager.analyze_young_tables``; nothing to do on SQLite).
 
 Runs inside ``hookline serve`` (started in the FastAPI lifespan) or alone (``hookline worker``).
 """
@@ -53,7 +53,6 @@ from hookline.delivery.signing import (
 )
 from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
 from hookline.settings import Settings
-from hookline.storage.connector import PostgresConnector
 from hookline.storage.db import READY_CONNECTIONS, Database
 from hookline.storage.outage import is_store_unavailable
 from hookline.timeutil import utcnow
@@ -117,13 +116,10 @@ ERROR_BACKOFF_SECONDS = 1.0
 # The recorder stores outcomes in batches: a batch waits up to RECORD_LINGER_SECONDS for more
 # outcomes, unless RECORD_BATCH are waiting (a stopping worker stores at once). Outcomes wait
 # in memory only (a crash resends them, as it does a send in flight); storing them later delays
-# no send, only the release of their leases. On SQLite at a light load (fewer sends in flight
-# than a LIGHT_FRACTION of the slots) a batch gathers for RECORD_LINGER_LIGHT_SECONDS instead:
-# each batch is a write transaction, and on the one writer the next event's commit and its
-# dispatch round queue behind it (5 ms stored ~2 outcomes a batch at 171 POST/s, one COMMIT per
-# two events, and 40% of the rounds waited for one). Under load a batch fills in milliseconds
-# anyway, and there and on PostgreSQL (no shared writer) the longer linger slowed drains
-# (bench/commentary.md 87).
+# no send, only the release of their leases. Where every write queues for one writer
+# (``DeliveryStore.one_writer``) and the load is light (fewer sends in flight than a
+# LIGHT_FRACTION of the slots), a batch gathers for RECORD_LINGER_LIGHT_SECONDS instead, so that
+# the next event's commit and round do not queue behind a batch per outcome.
 RECORD_BATCH = 64
 # A stopping worker's recorder keeps trying to store outcomes at least this long after the
 # sends ended, even when they took the whole grace.
@@ -198,8 +194,8 @@ class Worker:
         self.settings = settings
         self.db = db
         filters.configure(filters.Limits.from_settings(settings))
-        # PostgreSQL: how many pooled connections ``start`` readies for the worker's statements
-        # (more when the API shares the pool: see app.py).
+        # How many pooled connections ``start`` readies for the worker's statements (more when
+        # the API shares the pool: see app.py).
         self._ready_connections = ready_connections
         self.id = worker_id or f"wrk_{ids.uuid7()}"
         self._owns_wakeup = wakeup is None
@@ -233,9 +229,8 @@ class Worker:
         self._unstored_failures: Counter[str] = Counter()
         """Per webhook, the failed attempts the recorder has not stored yet. A run at the
         circuit's threshold with some of it not stored: the claims leave the webhook alone
-        until it is, and the circuit, in the database, opens. The stored count alone let a
-        fast failing endpoint take two or three times the threshold in first attempts while
-        the recorder lingered (bench/commentary.md, 188)."""
+        until it is, and the circuit, in the database, opens: the stored count alone lets a
+        fast failing endpoint take several times the threshold while the recorder lingers."""
         # What the scheduler is waiting for, so that finished sends and recorded outcomes wake
         # it only when that can change what it claims (see _slot_awaited, _retry_is_sooner).
         self._looks_again_at = math.inf
@@ -256,12 +251,11 @@ class Worker:
         self._record_failures = _FailureLog("recording delivery outcomes")
         self._heartbeat_failures = _FailureLog("the heartbeat")
         self._mails: set[asyncio.Task[int]] = set()
-        # PostgreSQL: delivery rows the rounds made, and the count at which the young tables'
-        # next look runs (manager.YOUNG_ROWS, then YOUNG_GROWTH times the last look's); None
-        # while a look is under way, once one analyzed nothing, or on SQLite (its planner has
-        # no cached generic plans).
+        # Delivery rows the rounds made, and the count at which the young tables' next look
+        # runs (manager.YOUNG_ROWS, then YOUNG_GROWTH times the last look's); None while a look
+        # is under way, or once one analyzed nothing.
         self._rows_made = 0
-        self._next_look: int | None = None if db.is_sqlite else manager.YOUNG_ROWS
+        self._next_look: int | None = manager.YOUNG_ROWS
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -277,18 +271,13 @@ class Worker:
         # Other processes may not tell this worker of their commits until they look at the
         # workers again: until then the rounds fan out on a short poll (_next_dispatch_in).
         self._unheard_until = asyncio.get_running_loop().time() + self.wakeup.unheard_seconds
-        if not self.db.is_sqlite:
-            # Before the first claim: a fresh server's first events otherwise opened the
-            # connections and parsed the statements on their own path (commentary 109).
-            await manager.ready_connections(
-                self.db,
-                self.settings.delivery_per_endpoint_concurrency,
-                connections=self._ready_connections,
-            )
-        else:
-            # The same on SQLite, whose statements compile in process: on a fresh server's
-            # first events they took ~10 ms of its first round (commentary 221).
-            manager.ready_statements_on_sqlite(self.db)
+        # Before the first claim: a fresh server's first events otherwise opened the
+        # connections and compiled the statements on their own path.
+        await manager.ready(
+            self.db,
+            self.settings.delivery_per_endpoint_concurrency,
+            connections=self._ready_connections,
+        )
         self._started = True
         self.wakeup.receive_from_other_processes()
         await self._notice_peers()
@@ -296,8 +285,7 @@ class Worker:
         self._spawn("recorder", self._record_loop)
         self._spawn("heartbeat", self._heartbeat_loop)
         self._spawn("pruner", self._prune_loop)
-        if not self.db.is_sqlite:
-            self._spawn("listener", self._listen_loop)
+        self._spawn("listener", self._listen_loop)
         log.info("delivery worker %s started", self.id)
 
     async def stop(self, grace: float | None = None) -> None:
@@ -353,7 +341,7 @@ class Worker:
 
     @property
     def listening(self) -> bool:
-        """PostgreSQL: whether the LISTEN connection is up (wake-ups from other processes)."""
+        """Whether the LISTEN connection is up (wake-ups from other processes)."""
         return self._listening
 
     def _spawn(self, name: str, loop: Callable[[], Awaitable[None]]) -> None:
@@ -469,7 +457,7 @@ class Worker:
                 await _wait(self._wake, timeout)
 
     def _count_rows(self, made: int) -> None:
-        """PostgreSQL: once the rounds made ``manager.YOUNG_ROWS`` deliveries, and again each
+        """Once the rounds made ``manager.YOUNG_ROWS`` deliveries, and again each
         time they made ``manager.YOUNG_GROWTH`` times as many as at the last look, analyze the
         delivery tables if they are young, beside the rounds (manager.analyze_young_tables:
         until then the cached plans are those made for the tables as they were)."""
@@ -499,9 +487,7 @@ class Worker:
         """Whether this round fans out new events: only if a wake-up said events were committed
         since the last fan-out, or a poll interval has passed since (the safety net for a lost
         NOTIFY, or none at all: another process on SQLite). A round woken by a finished send or
-        a due retry then costs the claim alone; on PostgreSQL the empty fan-out, with the
-        transaction it needs, was three round trips of the round's four (BEGIN, its SELECT,
-        COMMIT), and its SELECT the slowest (docs/benchmarks.md)."""
+        a due retry then costs the claim alone, without an empty fan-out's transaction."""
         if not self._new_events.is_set() and self._next_dispatch_in(now) > 0:
             return False
         self._new_events.clear()
@@ -544,8 +530,8 @@ class Worker:
 
     def _refilled(self, webhook_id: str | None = None) -> bool:
         """Whether enough send slots are free again (all of them, or ``webhook_id``'s) to be
-        worth a claim: an eighth of them. A claim for the one slot a finished send freed cost
-        as much as one for many (on PostgreSQL its planning alone was ~1.7 ms)."""
+        worth a claim: an eighth of them. A claim for the one slot a finished send freed costs
+        as much as one for many."""
         if webhook_id is None:
             limit, busy = self.settings.delivery_concurrency, len(self._sends)
         else:
@@ -580,9 +566,7 @@ class Worker:
         """A success ends its webhook's run of failures; a failure adds to it, unstored. The
         failure that brings a run to the circuit's threshold is stored without the linger: until
         it is, the claims hold the webhook off (_claim_request), and each of its sends that
-        finishes meanwhile woke the scheduler for a claim that took nothing, ~120 empty write
-        transactions in SQLite's 50 ms linger at a failing endpoint's first burst (commentary
-        220)."""
+        finishes meanwhile would wake the scheduler for a claim that takes nothing."""
         if record.succeeded:
             self._failing_runs.pop(record.webhook_id, None)
             return
@@ -778,7 +762,7 @@ class Worker:
         """How long a batch gathers: on SQLite long while few sends are in flight, otherwise
         short."""
         slots = self.settings.delivery_concurrency
-        light = self.db.is_sqlite and len(self._sends) < max(1, slots // LIGHT_FRACTION)
+        light = self.db.deliveries.one_writer and len(self._sends) < max(1, slots // LIGHT_FRACTION)
         return RECORD_LINGER_LIGHT_SECONDS if light else RECORD_LINGER_SECONDS
 
     async def _flush(self) -> bool:
@@ -797,7 +781,7 @@ class Worker:
         self._record_failures.succeeded()
         self._held.difference_update(record.delivery_id for record in batch)
         self._stored(batch)
-        # Counted once per outcome and batch: a child's look-up by label was ~7 µs a delivery.
+        # Counted once per outcome and batch, not per delivery: a child's look-up by label costs.
         finals = Counter(r.decision.status for r in batch if r.decision.status != "pending")
         for outcome, count in finals.items():
             metrics.DELIVERIES.labels(outcome=outcome).inc(count)
@@ -854,7 +838,8 @@ class Worker:
                 continue
             self._peers_seen.add(peer.id)
             # A process of the same `hookline serve --workers N` is the design, not a mistake.
-            expected = not self.db.is_sqlite or supervisor.is_sibling(peer.hostname, peer.pid)
+            one_writer = self.db.deliveries.one_writer
+            expected = not one_writer or supervisor.is_sibling(peer.hostname, peer.pid)
             log.log(
                 logging.INFO if expected else logging.WARNING,
                 "another delivery worker shares this database: %s (host %s, pid %s); each "
@@ -907,15 +892,15 @@ class Worker:
         self._wake.set()
 
     async def _listen_loop(self) -> None:
-        """PostgreSQL: the connector's dedicated connection LISTENing for other processes'
-        wake-ups."""
-        connector = self.db.connector
-        assert isinstance(connector, PostgresConnector)
+        """The database's dedicated connection LISTENing for other processes' wake-ups; none
+        where the database has no NOTIFY (SQLite's wake-ups are datagrams)."""
         failures = _FailureLog("LISTEN (wake-ups from other processes; polling meanwhile)")
         while True:
             lost: asyncio.Event | None = None
             try:
-                lost = await connector.listen(NOTIFY_CHANNEL, self.on_notify)
+                lost = await self.db.listen(NOTIFY_CHANNEL, self.on_notify)
+                if lost is None:
+                    return
                 failures.succeeded()
                 self._listening = True
                 self._events_committed_elsewhere()  # anything notified while not listening
@@ -927,7 +912,7 @@ class Worker:
             finally:
                 self._listening = False
                 if lost is not None:
-                    await connector.unlisten(lost)
+                    await self.db.unlisten(lost)
             await asyncio.sleep(LISTEN_RETRY_SECONDS)
 
 

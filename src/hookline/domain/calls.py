@@ -12,8 +12,7 @@ from hookline import ids
 from hookline.domain.contacts import find_contact_id_by_phone
 from hookline.domain.events import record_event
 from hookline.errors import Conflict, ValidationFailed
-from hookline.storage.connector import Connection
-from hookline.storage.db import fetch_one
+from hookline.storage.db import Connection, fetch_one
 from hookline.storage.queries import calls as queries
 from hookline.storage.queries import contacts as contact_queries
 from hookline.timeutil import iso, to_millis, utcnow

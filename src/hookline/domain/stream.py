@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hookline.storage.connector import Connection
+from hookline.storage.db import Connection
 from hookline.storage.queries import stream as queries
 
 BATCH = 100

@@ -320,6 +320,15 @@ class Connector:
         ``PostgresConnector.prepare``); nothing to do on SQLite, whose two connections are
         opened once and whose statements are compiled in process."""
 
+    async def listen(self, channel: str, callback: Callable[[str], None]) -> asyncio.Event | None:
+        """LISTEN for other processes' NOTIFY on ``channel`` (``callback`` gets each payload);
+        an event set when that connection is lost (``unlisten`` it). None where the backend
+        has no NOTIFY (SQLite: the workers' wake-ups are datagrams)."""
+        return None
+
+    async def unlisten(self, lost: asyncio.Event) -> None:
+        """Close the LISTEN connection that ``lost`` stands for."""
+
     async def close(self) -> None:
         raise NotImplementedError
 

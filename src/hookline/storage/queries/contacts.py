@@ -21,6 +21,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from hookline.storage.connector import Connection
 from hookline.storage.models import SpelledTime, contacts, events
 from hookline.storage.queries.common import (
     column_values,
@@ -223,4 +224,12 @@ LIST = QueryShapes(_list)
 
 JSON_COLUMNS = (contacts.c.id, contact_json().label("json"))
 LIST_JSON = QueryShapes(lambda shape: _list(shape, JSON_COLUMNS))
+
+
+def list_json(conn: Connection) -> QueryShapes | None:
+    """``LIST_JSON`` where the database writes each contact's JSON exactly as ``contact_out``
+    would (SQLite); None where it cannot (PostgreSQL spaces its JSON): the list reads ``OUT``."""
+    return LIST_JSON if conn.dialect.name == "sqlite" else None
+
+
 """``LIST`` as ``(id, json)`` rows: each contact's JSON written by SQLite (``contact_json``)."""
