@@ -27,12 +27,13 @@ import os
 import random
 import socket
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from hookline import ids, metrics, supervisor, tracing
+from hookline.caches import remember
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import filters, manager, notify
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimMemo, ClaimRequest
@@ -142,18 +143,6 @@ class SigningFailed(DeliveryError):
     label = "signing failed"
 
 
-class _LRU(OrderedDict[str, Any]):
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self._size = size
-
-    def remember(self, key: str, value: Any) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > self._size:
-            self.popitem(last=False)
-
-
 async def _wait(event: asyncio.Event, seconds: float) -> None:
     """Wait for ``event`` at most ``seconds``; clear it before the caller does the work, so a
     wake-up arriving during the work is not lost."""
@@ -243,8 +232,8 @@ class Worker:
         """When the oldest of ``_results`` finished (monotonic): how long an acknowledged
         outcome waits in memory is what a crash would send again."""
         self._listening = False
-        self._bodies = _LRU(BODY_CACHE_SIZE)
-        self._secrets = _LRU(SECRET_CACHE_SIZE)
+        self._bodies: dict[str, bytes] = {}
+        self._secrets: dict[str, str] = {}
         self._started = False
         self._peers_seen: set[str] = set()
         self._round_failures = _FailureLog("dispatching or claiming deliveries")
@@ -709,7 +698,7 @@ class Worker:
     def _body(self, claim: Claim) -> bytes:
         """Serialized once per event and shared by its webhooks and attempts."""
         cached = self._bodies.get(claim.event_id)
-        if isinstance(cached, bytes):
+        if cached is not None:
             return cached
         body = event_body(
             claim.event_id,
@@ -718,8 +707,7 @@ class Worker:
             claim.data,
             claim.previous_attributes,
         )
-        self._bodies.remember(claim.event_id, body)
-        return body
+        return remember(self._bodies, claim.event_id, body, limit=BODY_CACHE_SIZE)
 
     def _live_secrets(self, claim: Claim) -> list[str]:
         current = self._decrypt(claim.secret_enc)
@@ -730,12 +718,10 @@ class Worker:
 
     def _decrypt(self, token: str) -> str:
         cached = self._secrets.get(token)
-        if isinstance(cached, str):
+        if cached is not None:
             return cached
         assert self._box is not None
-        plain = self._box.decrypt(token)
-        self._secrets.remember(token, plain)
-        return plain
+        return remember(self._secrets, token, self._box.decrypt(token), limit=SECRET_CACHE_SIZE)
 
     # -- recorder -----------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ On PostgreSQL a fresh connection's first run of a statement waits for what a war
 asyncpg's look-up of the statement's types and PostgreSQL's first parse on a backend whose
 catalog caches are empty (the key look-up: 36-56 ms, docs/benchmarks.md 111 (d)). The app's
 lifespan readies these on pooled connections before the server accepts (``Database.ready``),
-and the delivery worker readies its own (``delivery.manager.ready_connections``); with the
+and the delivery worker readies its own (``delivery.manager.ready``); with the
 worker in process, on twice as many connections (app.py), since beside a hanging and a failing
 endpoint the worker held the four it readied and a request met a cold fifth (119, 125). A
 fresh process's very first requests still wait for Python's own first-use work (124). Nothing

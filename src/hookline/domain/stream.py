@@ -1,5 +1,5 @@
 """Reads of ``GET /v1/events/stream``: the account's events in commit order (``stream_seq``,
-numbered by the dispatcher; see ``storage.queries.deliveries.fan_out``)."""
+numbered by the dispatcher; see ``storage.deliverystore``)."""
 
 from __future__ import annotations
 

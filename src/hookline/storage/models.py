@@ -283,7 +283,7 @@ webhooks = Table(
     # At most this many attempts start in any one-second window; NULL for no limit.
     Column("rate_limit", Integer, nullable=True),
     # The rate limit's sliding window: [[start in epoch microseconds, attempts], ...] of the
-    # last second, written by the claim that started them (manager.claim_rate_limited).
+    # last second, written by the claim that started them (manager._claim_rate_limited).
     Column("rate_starts", Json, nullable=True),
     # When the webhook's last receiver check started: one per ``domain.outbound``'s interval.
     Column("conformance_at", UTCDateTime(), nullable=True),
@@ -313,7 +313,7 @@ events = Table(
     # webhook.test events go to one webhook only.
     Column("target_webhook_id", String(64), nullable=True),
     # Commit order, for GET /v1/events/stream: numbered by the dispatcher as it fans events out,
-    # one dispatch at a time (queries.deliveries.fan_out); NULL until then.
+    # one dispatch at a time (DeliveryStore.number_and_claim); NULL until then.
     Column("stream_seq", BigInteger, nullable=True),
     # Alerts (webhook.disabled, delivery.exhausted) are about one webhook: never delivered to it.
     Column("about_webhook_id", String(64), nullable=True),
