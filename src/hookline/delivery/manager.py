@@ -123,13 +123,15 @@ async def _dispatch(
         await store.insert(conn, fanned.rows)
     event_ids = [event.id for event in fanned.events]
     dispatched = DispatchResult(len(event_ids), len(fanned.rows))
-    if req is None or req.limit <= 0:
+    if req is None:
         await store.number_and_claim(conn, event_ids, None)
         return dispatched, []
     limited_hooks = {row.id for row in look.webhooks if row.rate_limited}
     new_limited = any(row["webhook_id"] in limited_hooks for row in fanned.rows)
     req.memo.rate_limited_due = look.rate_limited_due or new_limited
-    limited = await _claim_rate_limited(store, conn, req) if req.memo.rate_limited_due else []
+    limited: list[Claim] = []
+    if req.memo.rate_limited_due and req.limit > 0:
+        limited = await _claim_rate_limited(store, conn, req)
     rest = _after(req, limited)
     if rest.limit <= 0:
         await store.number_and_claim(conn, event_ids, None)

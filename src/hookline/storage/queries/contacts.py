@@ -39,11 +39,9 @@ INSERT_WITH_EVENT = JointInsert(contacts, events)
 class spelled(FunctionElement[str]):
     """A timestamp column read in the contract's spelling (``timeutil.iso``: UTC, milliseconds
     truncated, ``Z``). On PostgreSQL the statement spells it (``to_char`` of the instant in UTC,
-    whatever the session's time zone): asyncpg's ``datetime`` and ``iso`` of it took ~2.5 µs a
-    value of the server's CPU, 102 values a page of 50 contacts, where PostgreSQL's ``to_char``
-    costs a fraction of that on its own core (bench/commentary.md, 101). On SQLite the column
-    as stored, which ``SpelledTime`` slices as it is read (spelling it in SQL there cost more than
-    the slice, 55)."""
+    whatever the session's time zone), cheaper there than asyncpg's ``datetime`` and ``iso`` of
+    it in the server. On SQLite the column as stored, which ``SpelledTime`` slices as it is
+    read (cheaper than spelling it in SQL there)."""
 
     name = "spelled"
     inherit_cache = True
@@ -86,15 +84,12 @@ class contact_json(FunctionElement[str]):
 
     On SQLite, fetching the ten columns, decoding them and building the dict a row cost more than
     having SQLite write the row as JSON, which the driver returns as one text that goes into the
-    response as it is (``orjson.Fragment``): from the fetch to the response's bytes, 2.13M
-    instructions a page of 50 against 1.64M (callgrind; bench/commentary.md, 141). The
-    timestamps are spelled as ``SpelledTime`` slices them, from text of the shape
-    ``_sqlite_text`` stores, which the ``GLOB`` checks (its ``?`` matches a character, as
-    Python's indexing counts them; ``[0-9]`` is stricter than ``isdigit``, so text it refuses
-    is still read the long way); any other text, or tags that are JSON ``null``
-    (``contact_out`` reads them as ``[]``), makes the row NULL.
-    PostgreSQL's JSON functions space their output (``{"id" : ...}``): NULL there, and the list
-    reads ``OUT`` on PostgreSQL."""
+    response as it is (``orjson.Fragment``). The timestamps are spelled as ``SpelledTime`` slices
+    them, from text of the shape ``_sqlite_text`` stores, which the ``GLOB`` checks (its ``?``
+    matches a character, as Python's indexing counts them; ``[0-9]`` is stricter than ``isdigit``,
+    so text it refuses is still read the long way); any other text, or tags that are JSON ``null``
+    (``contact_out`` reads them as ``[]``), makes the row NULL. PostgreSQL's JSON functions space
+    their output (``{"id" : ...}``): NULL there, and the list reads ``OUT`` on PostgreSQL."""
 
     name = "contact_json"
     inherit_cache = True

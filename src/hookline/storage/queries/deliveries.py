@@ -286,8 +286,8 @@ _STORED_JSON_COLUMNS = (
     type_coerce(events.c.previous_attributes, StoredJson()).label("previous_attributes"),
 )
 CLAIMS_AS_STORED = _claims(*_STORED_JSON_COLUMNS)
-"""``CLAIMS`` with the event's JSON as stored (``StoredJson``): about 3% of the worker's CPU per
-delivery on SQLite went to decoding it for the claim and encoding it again for the body."""
+"""``CLAIMS`` with the event's JSON as stored (``StoredJson``): on SQLite, not decoded for the
+claim to be encoded again for the body."""
 
 
 LEASE = Query(
