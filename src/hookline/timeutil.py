@@ -11,8 +11,7 @@ def utcnow() -> datetime:
     """Now, in UTC, truncated to the millisecond (as ``to_millis``).
 
     Less the microseconds past the millisecond, from a table: ``to_millis``'s ``replace``
-    with a keyword is most of its cost, and this runs three times a ``POST /v1/contacts``
-    (0.25 µs where ``to_millis(datetime.now(UTC))`` took 0.93; bench/commentary.md, 169)."""
+    with a keyword is most of its cost, and this runs several times a request."""
     now = _clock(UTC)
     return now - _MICROS[now.microsecond % 1000]
 
@@ -34,10 +33,9 @@ def iso(value: datetime | None) -> str | None:
         value = value.replace(tzinfo=UTC)
     elif value.tzinfo is not UTC:
         value = value.astimezone(UTC)
-    # It runs for every timestamp of every response (100 per page of contacts), so it is built
-    # from pieces spelled once: the day ("2026-11-22T", per calendar day) and table look-ups for
-    # the rest. 0.6 µs a value where isoformat(timespec="milliseconds") took 1.7-2.0 and strftime
-    # 3.1 (docs/benchmarks.md, changes 13 and 47). Milliseconds are truncated, as stored.
+    # It runs for every timestamp of every response, so it is built from pieces spelled once:
+    # the day ("2026-11-22T", per calendar day) and table look-ups for the rest (faster than
+    # isoformat or strftime). Milliseconds are truncated, as stored.
     day = _DAYS.get(value.toordinal())
     if day is None:
         day = _spell_day(value)

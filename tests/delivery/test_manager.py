@@ -513,7 +513,8 @@ async def test_concurrent_claims_on_postgresql_take_disjoint_rows_without_waitin
     await manager.dispatch_events(env.db, now=utcnow())
 
     async with env.db.begin() as conn:  # the first claim's transaction stays open
-        first = await manager._claim(conn, request("w1", limit=4))
+        params = manager._claim_params(request("w1", limit=4))
+        first = [manager._claim_of(row) for row in await env.db.deliveries.claim(conn, params)]
         # Its rows are locked, not yet leased: the second claim must skip them, not wait.
         second = await asyncio.wait_for(manager.claim_due(env.db, request("w2")), timeout=10)
 
@@ -721,15 +722,15 @@ async def test_dispatch_numbers_a_batch_for_the_stream_in_event_order(env: Env) 
 
 
 async def test_fan_out_numbers_the_events_in_the_order_given_after_the_highest(env: Env) -> None:
-    """``fan_out`` gives its event ids the next stream numbers in the order of its list (not
-    the ids' order), one apart, after the highest number already given, and marks them
-    dispatched; the events left out keep no number."""
+    """The store's ``number_and_claim`` gives its event ids the next stream numbers in the
+    order of its list (not the ids' order), one apart, after the highest number already
+    given, and marks them dispatched; the events left out keep no number."""
     account = await env.account()
     earlier = await env.event(account, dispatched=True)
     made = [await env.event(account) for _ in range(4)]
     async with env.db.begin() as conn:
         await conn.execute(update(events).where(events.c.id == earlier).values(stream_seq=41))
-        await queries.fan_out(conn, [], [made[2], made[0], made[3]])
+        await env.db.deliveries.number_and_claim(conn, [made[2], made[0], made[3]], None)
     async with env.db.read() as conn:
         mine = select(events.c.id, events.c.stream_seq, events.c.dispatched)
         rows = {row.id: row for row in (await conn.execute(mine)).all()}
@@ -787,10 +788,10 @@ async def test_a_failing_claim_on_postgres_raises_once_the_look_beside_it_has_fi
     await manager.dispatch_events(pg_env.db, now=utcnow())
     memo = ClaimMemo(rate_limited_due=False)
 
-    async def failing_claim(source: Any, req: ClaimRequest) -> list[manager.Claim]:
+    async def failing_claim(source: Any, params: Any) -> list[Any]:
         raise ConnectionError("the claim failed")
 
-    monkeypatch.setattr(manager, "_claim_unlimited", failing_claim)
+    monkeypatch.setattr(pg_env.db.deliveries, "claim", failing_claim)
     with pytest.raises(ConnectionError, match="the claim failed"):
         await manager.claim_due(pg_env.db, replace(request(limit=4), memo=memo))
     assert memo.rate_limited_due  # the look ran to its end and found the due work
@@ -805,7 +806,9 @@ async def test_a_dispatch_on_postgres_holds_the_stream_lock_from_its_insert(pg_e
     try_lock = text("SELECT pg_try_advisory_xact_lock(7264711845227365) AS taken")
     async with pg_env.db.begin() as conn:
         [event] = await fetch_all(conn, queries.UNDISPATCHED, {"limit": 10})
-        await queries.fan_out(conn, [manager.delivery_row(event, hook, utcnow())], [event.id])
+        store = pg_env.db.deliveries
+        await store.insert(conn, [manager.delivery_row(event, hook, utcnow())])
+        await store.number_and_claim(conn, [event.id], None)
         async with pg_env.db.begin() as other:
             assert not (await other.execute(try_lock)).scalar_one()
     async with pg_env.db.begin() as other:
@@ -872,14 +875,12 @@ async def test_a_dispatch_round_numbers_after_another_dispatch_commits(pg_env: E
     await pg_env.webhook(account, URL)
     first_events = [await pg_env.event(account) for _ in range(2)]
     async with pg_env.db.begin() as conn:
-        found = await fetch_all(
-            conn, queries.DISPATCH_LOOK_ON_POSTGRES, {"limit": 10, "now": utcnow()}
-        )
-        pending = [row for row in found if row.kind == queries.DISPATCH_EVENT]
-        assert [row.id for row in pending] == first_events
-        [hook] = [row.id for row in found if row.kind == queries.DISPATCH_WEBHOOK]
-        rows = [manager.delivery_row(event, hook, utcnow()) for event in pending]
-        await queries.insert_deliveries_on_postgres(conn, rows)  # holds the stream's lock
+        store = pg_env.db.deliveries
+        look = await store.look(conn, limit=10, now=utcnow())
+        assert [row.id for row in look.events] == first_events
+        [hook] = [row.id for row in look.webhooks]
+        rows = [manager.delivery_row(event, hook, utcnow()) for event in look.events]
+        await store.insert(conn, rows)  # holds the stream's lock
         later = [await pg_env.event(account) for _ in range(2)]
         other = asyncio.create_task(manager.dispatch_and_claim(pg_env.db, request(worker="w2")))
         waiting = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
@@ -901,7 +902,7 @@ async def test_a_dispatch_round_numbers_after_another_dispatch_commits(pg_env: E
             open_after=CIRCUIT_OPEN_AFTER,
             probe_room=manager.PROBE_ROOM,
         )
-        claimed = await queries.number_and_claim_on_postgres(conn, first_events, params)
+        claimed = await store.number_and_claim(conn, first_events, params)
         assert [row.event_id for row in claimed] == first_events
     dispatched, claims = await other
     assert dispatched.events == 2 and [c.event_id for c in claims] == later
@@ -939,13 +940,12 @@ async def test_a_dispatch_round_claims_a_new_rate_limited_delivery_with_a_stale_
 async def test_readying_on_postgres_opens_connections_and_parses_the_workers_statements(
     pg_env: Env, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """``ready_connections`` opens ``READY_CONNECTIONS`` pooled connections and has each parse
-    the worker's statements (a fresh server's first events paid for both: 60-100 ms, a
-    window's p99). Every statement of the list parses: one that did not would be logged, and
-    each readied connection but the one asking last parsed the list's last statement, in order
-    after the others."""
+    """``ready`` opens ``READY_CONNECTIONS`` pooled connections and has each parse the worker's
+    statements (a fresh server's first events otherwise paid for both). Every statement of
+    the list parses: one that did not would be logged, and each readied connection but the one
+    asking last parsed the list's last statement, in order after the others."""
     with caplog.at_level("WARNING", logger="hookline.storage"):
-        await manager.ready_connections(pg_env.db, per_endpoint=8)
+        await manager.ready(pg_env.db, per_endpoint=8)
     assert caplog.records == []
     assert await client_backends(pg_env.db) >= READY_CONNECTIONS
     last = NOTIFY.compiled(pg_env.db.dialect).sql  # the worker's readying ends with the wake-up
@@ -957,8 +957,7 @@ async def test_a_young_databases_delivery_tables_are_analyzed_while_they_grow(
 ) -> None:
     """``analyze_young_tables`` analyzes ``deliveries`` and ``events`` when PostgreSQL never has
     (until then each connection's cached generic plans are those made for a table of a few
-    pages, which walked the bad endpoints' backlogs: commentary 116), and again once one has
-    grown by half since (the plans made at a few pages read it whole: 152), and only then."""
+    pages), and again once one has grown by half since, and only then."""
     tables = ("deliveries", "events")
     account = await pg_env.account()
 
@@ -1002,7 +1001,7 @@ async def test_readying_connections_that_fails_is_logged_and_rounds_go_on(
 
     monkeypatch.setattr(pg_env.db, "prepare", refused)
     with caplog.at_level("WARNING", logger="hookline.storage"):
-        await manager.ready_connections(pg_env.db, per_endpoint=8)
+        await manager.ready(pg_env.db, per_endpoint=8)
     assert "readying connections for the delivery worker failed" in caplog.text
     _, claims = await manager.dispatch_and_claim(pg_env.db, request(limit=1))
     assert [(c.event_id, c.webhook_id) for c in claims] == [(made, hook)]

@@ -41,6 +41,15 @@ async def test_a_connection_is_reused(pool: FairPool) -> None:
     assert await _backend_pid(pool) == await _backend_pid(pool)
 
 
+async def test_a_connection_is_given_back_without_a_reset_query(pool: FairPool) -> None:
+    """Session state survives a release (asyncpg's reset would run ``RESET ALL`` and more): a
+    release costs no round trip."""
+    async with pool.connection() as raw:
+        await raw.execute("SET application_name = 'kept'")
+    async with pool.connection() as raw:
+        assert await raw.fetchval("SHOW application_name") == "kept"
+
+
 async def test_a_connection_left_inside_a_transaction_is_not_handed_on(pool: FairPool) -> None:
     async with pool.connection() as raw:
         first = await raw.fetchval("SELECT pg_backend_pid()")

@@ -40,7 +40,6 @@ the cancel UPDATE takes the same row locks as the claim.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -54,12 +53,18 @@ from hookline.delivery.payloads import delivery_out, webhook_out
 from hookline.delivery.retry import CIRCUIT_OPEN_AFTER, Decision, probe_delay
 from hookline.delivery.sender import AttemptResult
 from hookline.delivery.signing import event_payload
-from hookline.storage.connector import Connection
-from hookline.storage.db import READY_CONNECTIONS, Database, fetch_all, fetch_one
+from hookline.storage.db import (
+    READY_CONNECTIONS,
+    Connection,
+    Database,
+    DeliveryStore,
+    Outcomes,
+    fetch_all,
+    fetch_one,
+)
 from hookline.storage.outage import is_transaction_conflict
 from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
-from hookline.storage.queries import stats as stats_queries
 from hookline.storage.queries import webhooks as webhook_queries
 from hookline.storage.queries import workers as worker_queries
 from hookline.timeutil import iso, utcnow
@@ -94,19 +99,45 @@ async def dispatch_events(db: Database, *, now: datetime, batch_size: int = 500)
     """
     filters.judge().wakes(db.events_committed)
     async with db.begin() as conn:
-        return await _dispatch(conn, now, batch_size)
+        dispatched, _ = await _dispatch(db.deliveries, conn, now, batch_size, None)
+        return dispatched
 
 
-async def _dispatch(conn: Connection, now: datetime, batch_size: int) -> DispatchResult:
-    pending = await fetch_all(conn, queries.UNDISPATCHED, {"limit": batch_size})
-    if not pending:
-        return DispatchResult(0, 0)
-    hooks = await _active_webhooks(conn, {row.account_id for row in pending})
-    fanned = await _fanned_out(conn, pending, hooks, now)
-    # Written, and the events marked dispatched and numbered in commit order for the event
-    # stream (see the statements' module).
-    await queries.fan_out(conn, fanned.rows, [row.id for row in fanned.events])
-    return DispatchResult(len(fanned.events), len(fanned.rows))
+async def _dispatch(
+    store: DeliveryStore,
+    conn: Connection,
+    now: datetime,
+    batch_size: int,
+    req: ClaimRequest | None,
+) -> tuple[DispatchResult, list[Claim]]:
+    """Fan one batch out in ``conn``'s transaction and, given ``req``, claim after it: the look
+    (the events, their webhooks, rate-limited work), the deliveries' INSERT, the rate-limited
+    claim when the look found due work or a new delivery is a rate-limited webhook's (the look
+    cannot see the rows just inserted), then the events' numbering with the claim."""
+    look = await store.look(conn, limit=batch_size, now=now)
+    hooks: dict[str, list[_Target]] = {}
+    for row in look.webhooks:
+        hooks.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
+    fanned = await _fanned_out(conn, look.events, hooks, now) if look.events else _NOTHING
+    if look.events:
+        await store.insert(conn, fanned.rows)
+    event_ids = [event.id for event in fanned.events]
+    dispatched = DispatchResult(len(event_ids), len(fanned.rows))
+    if req is None:
+        await store.number_and_claim(conn, event_ids, None)
+        return dispatched, []
+    limited_hooks = {row.id for row in look.webhooks if row.rate_limited}
+    new_limited = any(row["webhook_id"] in limited_hooks for row in fanned.rows)
+    req.memo.rate_limited_due = look.rate_limited_due or new_limited
+    limited: list[Claim] = []
+    if req.memo.rate_limited_due and req.limit > 0:
+        limited = await _claim_rate_limited(store, conn, req)
+    rest = _after(req, limited)
+    if rest.limit <= 0:
+        await store.number_and_claim(conn, event_ids, None)
+        return dispatched, limited
+    claimed = await store.number_and_claim(conn, event_ids, _claim_params(rest))
+    return dispatched, limited + [_claim_of(row) for row in claimed]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +146,9 @@ class _FannedOut:
     """The new deliveries."""
     events: list[Any]
     """The events fanned out; the others wait for their filters' verdicts."""
+
+
+_NOTHING = _FannedOut([], [])
 
 
 async def _fanned_out(
@@ -154,14 +188,6 @@ class _Target:
     id: str
     events: Any
     filter: str | None
-
-
-async def _active_webhooks(conn: Connection, account_ids: set[str]) -> dict[str, list[_Target]]:
-    """Active webhooks by account."""
-    by_account: dict[str, list[_Target]] = {}
-    for row in await fetch_all(conn, queries.ACTIVE_WEBHOOKS, {"accounts": sorted(account_ids)}):
-        by_account.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
-    return by_account
 
 
 def _targets(
@@ -288,8 +314,7 @@ def delivery_row(event: Any, webhook_id: str, now: datetime) -> dict[str, Any]:
 # -- claiming ---------------------------------------------------------------------------------
 
 
-# Not frozen: a frozen dataclass's __init__ sets each field through object.__setattr__, and a
-# claim (14 fields) is made for every attempt: 7.9 µs against ~3.5 (docs/benchmarks.md, 93).
+# Not frozen: a claim is made for every attempt, and a frozen dataclass's __init__ is slower.
 # Nothing changes one once made (``replace`` makes another).
 @dataclass(slots=True)
 class Claim:
@@ -322,7 +347,7 @@ class Claim:
 
 @dataclass
 class ClaimMemo:
-    """What a worker's claims learnt for its next ones (PostgreSQL)."""
+    """What a worker's claims learnt for its next ones."""
 
     rate_limited_due: bool = True
     """Whether the last look found a rate-limited webhook with due work. While it did, each
@@ -349,74 +374,44 @@ async def claim_due(db: Database, req: ClaimRequest) -> list[Claim]:
     in flight per webhook (counting ``req.busy``), the longest-waiting webhooks first.
 
     Claims go webhook by webhook, so a hanging endpoint's backlog costs nothing to step over.
-    The claim has two forms, side by side in ``storage.queries.deliveries``: on SQLite three
-    statements run inline, and the single writer (``BEGIN IMMEDIATE``) serializes claims; on
-    PostgreSQL one statement (``claim_on_postgres``) that locks the rows it takes ``FOR UPDATE
-    SKIP LOCKED``, so concurrent workers take disjoint rows without waiting.
+    Rate-limited webhooks are claimed by their window's rule (below), the others by the store's
+    claim (``storage.deliverystore``), which also decides the round's transactions: concurrent
+    workers take disjoint rows without waiting.
     """
     if req.limit <= 0:
         return []  # no transaction for nothing
-    if not db.is_sqlite:
-        return await _claim_on_postgres(db, req)
-    async with db.begin() as conn:
-        return await _claim(conn, req)
+    return await db.deliveries.claim_round(db, _Round(db.deliveries, req))
 
 
-async def _claim_on_postgres(db: Database, req: ClaimRequest) -> list[Claim]:
-    """Rate-limited webhooks first while the last look found some with due work; otherwise
-    the look runs concurrently with the claim of the others (one round trip's wait instead of
-    two: a drain's claim rounds spent as long waiting for that empty look as for the claim,
-    docs/benchmarks.md), and what it finds is claimed with the slots left over, and first from
-    the next round on: rate-limited work waits at most one round for its priority."""
-    if req.memo.rate_limited_due:
-        limited = await claim_rate_limited(db, req)
-        rest = _after(req, limited)
-        if rest.limit <= 0:
-            return limited
-        # One statement is a transaction of its own: one round trip, no BEGIN or COMMIT.
-        return limited + await _claim_unlimited(db, rest)
-    # The look in a task of its own, the claim in the caller's: the claim is the longer of the
-    # two, and each task between the caller and a result is a turn of the event loop to wait
-    # for, which under a drain's sends is milliseconds (docs/benchmarks.md, 137).
-    look = asyncio.create_task(_any_rate_limited_due(db, req))
-    try:
-        claimed = await _claim_unlimited(db, req)
-    except BaseException as exc:
-        if not isinstance(exc, Exception):
-            look.cancel()  # the round is cancelled (a stopping worker): so is its look
-        await asyncio.gather(look, return_exceptions=True)
-        raise
-    try:
-        looked = await look
-    except Exception:
-        # The claims stand (their leases are taken): send them, and look first next round.
-        req.memo.rate_limited_due = True
-        return claimed
-    rest = _after(req, claimed)
-    if not looked or rest.limit <= 0:
-        return claimed
-    try:
-        async with db.begin() as conn:
-            return claimed + await _claim_rate_limited(conn, rest)
-    except Exception:
-        log.warning("claiming rate-limited deliveries failed", exc_info=True)
-        return claimed  # taken already: send them; the rate-limited ones wait a round
+@dataclass(frozen=True, slots=True)
+class _Round:
+    """A claim round as the store runs it (``storage.deliverystore.ClaimRound``)."""
 
+    store: DeliveryStore
+    req: ClaimRequest
 
-async def _claim(conn: Connection, request: ClaimRequest) -> list[Claim]:
-    if request.limit <= 0:
-        return []
-    limited = await _claim_rate_limited(conn, request)
-    req = _after(request, limited)
-    if req.limit <= 0:
-        return limited
-    return limited + await _claim_unlimited(conn, req)
+    @property
+    def limit(self) -> int:
+        return self.req.limit
 
+    @property
+    def rate_limited_first(self) -> bool:
+        return self.req.memo.rate_limited_due
 
-async def _claim_unlimited(source: Database | Connection, req: ClaimRequest) -> list[Claim]:
-    """The claim of webhooks without a rate limit: on PostgreSQL in ``source`` (the
-    ``Database``: autocommit), on SQLite in the caller's transaction."""
-    return [_claim_of(row) for row in await queries.claim_unlimited(source, _claim_params(req))]
+    async def look(self, db: Database) -> bool:
+        return await _any_rate_limited_due(db, self.req)
+
+    async def claim_rate_limited(self, conn: Connection) -> list[Any]:
+        return await _claim_rate_limited(self.store, conn, self.req)
+
+    def rest(self, taken: Sequence[Any]) -> _Round:
+        return _Round(self.store, _after(self.req, taken))
+
+    def params(self) -> dict[str, Any]:
+        return _claim_params(self.req)
+
+    def claims(self, rows: Sequence[Any]) -> list[Any]:
+        return [_claim_of(row) for row in rows]
 
 
 def _claim_params(req: ClaimRequest) -> dict[str, Any]:
@@ -530,23 +525,21 @@ def _after(req: ClaimRequest, claims: Sequence[Claim]) -> ClaimRequest:
     return replace(req, limit=req.limit - len(claims))
 
 
-async def claim_rate_limited(db: Database, req: ClaimRequest) -> list[Claim]:
-    """PostgreSQL outside a transaction: one look (autocommit) whether any rate-limited webhook
-    has due work, and only then the locking claim in a transaction of its own."""
-    if not await _any_rate_limited_due(db, req):
-        return []
-    async with db.begin() as conn:
-        return await _claim_rate_limited(conn, req)
-
-
 async def _any_rate_limited_due(db: Database, req: ClaimRequest) -> bool:
-    """Whether a rate-limited webhook has due work (remembered in ``req.memo``)."""
-    due = bool(await fetch_all(db, queries.ANY_RATE_LIMITED_DUE, {"now": req.now}))
+    """Whether a rate-limited webhook has due work (remembered in ``req.memo``; a look that
+    fails leaves the next round looking first)."""
+    try:
+        due = bool(await fetch_all(db, queries.ANY_RATE_LIMITED_DUE, {"now": req.now}))
+    except Exception:
+        req.memo.rate_limited_due = True
+        raise
     req.memo.rate_limited_due = due
     return due
 
 
-async def _claim_rate_limited(conn: Connection, req: ClaimRequest) -> list[Claim]:
+async def _claim_rate_limited(
+    store: DeliveryStore, conn: Connection, req: ClaimRequest
+) -> list[Claim]:
     params = {"now": req.now, "saturated": _saturated(req)}
     picked: list[str] = []
     windows: list[dict[str, Any]] = []
@@ -579,7 +572,8 @@ async def _claim_rate_limited(conn: Connection, req: ClaimRequest) -> list[Claim
     )
     await conn.execute_many(queries.SET_RATE_STARTS, windows)
     not_before = _from_epoch_us(start_us)
-    return [replace(claim, not_before=not_before) for claim in await _load_claims(conn, picked)]
+    claims = await store.load_claims(conn, picked)
+    return [replace(_claim_of(row), not_before=not_before) for row in claims]
 
 
 async def give_back_late(db: Database, worker_id: str, claim: Claim) -> None:
@@ -620,153 +614,42 @@ async def dispatch_and_claim(
 ) -> tuple[DispatchResult, list[Claim]]:
     """``dispatch_events`` then ``claim_due`` in one transaction: what the worker runs.
 
-    A new event's first attempt then waits for one COMMIT instead of two (on SQLite, where every
-    write transaction queues for the single writer, that is a large part of commit-to-receipt
-    latency). Dispatch runs even when ``req.limit`` is 0, so events become deliveries (visible in
-    the API as pending) while every send slot is busy.
+    A new event's first attempt then waits for one COMMIT instead of two. Dispatch runs even
+    when ``req.limit`` is 0, so events become deliveries (visible in the API as pending) while
+    every send slot is busy.
 
-    ``dispatch=False`` (the worker knows of no new event) is ``claim_due`` alone: on PostgreSQL
-    one round trip instead of the empty dispatch's and the transaction's.
+    ``dispatch=False`` (the worker knows of no new event) is ``claim_due`` alone, with no
+    transaction around it when the claim needs none.
     """
     if not dispatch:
         return DispatchResult(0, 0), await claim_due(db, req)
     filters.judge().wakes(db.events_committed)
     async with db.begin() as conn:
-        if not db.is_sqlite:
-            return await _dispatch_and_claim_on_postgres(conn, req, batch_size)
-        dispatched = await _dispatch(conn, req.now, batch_size)
-        return dispatched, await _claim(conn, req)
+        return await _dispatch(db.deliveries, conn, req.now, batch_size, req)
 
 
-async def ready_connections(
-    db: Database, per_endpoint: int, connections: int = READY_CONNECTIONS
-) -> None:
-    """PostgreSQL: ``connections`` pooled connections opened and the worker's statements
-    parsed on each (``Database.ready``); ``Worker.start`` calls it before the scheduler's
-    first round. Without it a fresh server's first events paid for opening connections and
-    for each statement's first parse on each, 60-100 ms for the first ~25 events of a window,
-    its p99 (docs/benchmarks.md, 109). A failure is logged and the worker starts anyway: this
-    only saves time."""
-    params = {"per_endpoint": per_endpoint}
-    statements = (
-        queries.DISPATCH_LOOK_ON_POSTGRES,
-        queries.INSERT_DELIVERIES_LOCKING_STREAM,
-        queries.claim_on_postgres(params, numbering=True),
-        queries.claim_on_postgres(params),
-        queries.RECORD_ON_POSTGRES,
-        queries.NEXT_WAKES,
-        queries.RATE_LIMITED_WAITING,
-        worker_queries.NOTIFY,
-    )
-    await db.ready(statements, of="the delivery worker", connections=connections)
+async def ready(db: Database, per_endpoint: int, connections: int = READY_CONNECTIONS) -> None:
+    """The worker's statements made ready before its first round (``Worker.start``): a fresh
+    process's first events otherwise paid for opening connections and compiling or parsing
+    each statement. A failure is logged and the worker starts anyway: this only saves time."""
+    await db.deliveries.ready(db, per_endpoint=per_endpoint, connections=connections)
 
 
-SQLITE_READY_HOOKS = 4
-"""SQLite: the claims of up to this many webhooks with due work at once that
-``ready_statements_on_sqlite`` compiles (a statement per count; a claim of more compiles its own
-on its first run)."""
-
-
-def ready_statements_on_sqlite(db: Database, hooks: int = SQLITE_READY_HOOKS) -> None:
-    """SQLite: the worker's statements compiled before its first round (``Worker.start``),
-    as ``ready_connections`` readies PostgreSQL's. Each is otherwise compiled on its first run
-    in the process: a fresh server's first round took ~13 ms, not ~2, and its first recording
-    ~5 ms, not ~1, and each new shape of the claim (webhooks with due work, with an endpoint's
-    slots full) compiled again, so the first events of a window beside a hanging and a failing
-    endpoint, whose rounds meet three or four shapes in their first 100 ms, queued behind
-    compiles: the p99 of such a window is those events (docs/benchmarks.md, 221)."""
-    dialect = db.connector.dialect
-    for statement in (*queries.worker_statements_on_sqlite(hooks), stats_queries.ADD_TO_ROLLUPS):
-        statement.compiled(dialect)
-
-
-# PostgreSQL: how many delivery rows a worker's rounds make before it first looks whether the
-# delivery tables are young (``analyze_young_tables``), and by how much that count then grows
-# before each next look, for as long as the looks analyze.
+# How many delivery rows a worker's rounds make before it first looks whether the delivery
+# tables are young (``analyze_young_tables``), and by how much that count then grows before
+# each next look, for as long as the looks analyze.
 YOUNG_ROWS = 200
 YOUNG_GROWTH = 2
 
 
 async def analyze_young_tables(db: Database) -> bool:
-    """PostgreSQL: ``ANALYZE`` the delivery tables if PostgreSQL never has, or if one has half
-    as many pages again as when it last did (a young database, growing); whether it did.
-    ``Worker`` calls it once its rounds made ``YOUNG_ROWS`` deliveries, and again each time
-    they made ``YOUNG_GROWTH`` times as many, until a call analyzes nothing (the statistics
-    keep up: autovacuum's, or an old table's).
-
-    Why: each pooled connection runs the worker's statements by PostgreSQL's cached generic
-    plan, made at their sixth run, and re-made only when the tables' statistics change. On a
-    table never analyzed that plan is made for a table of a few pages, and it stays until
-    autovacuum first analyzes the table (at its next look, ``autovacuum_naptime``: a minute by
-    default). Beside a hanging and a failing endpoint those plans walked their backlogs: the
-    claim read every pending row of every webhook through ``ix_deliveries_due`` three times
-    (2,212 index entries filtered out, three times, 9.6 ms a claim at 1,100 events), and the
-    recorder read all of ``deliveries`` sequentially twice, so each round took longer than
-    the one before (docs/benchmarks.md, 116). The statistics invalidate those plans on every
-    connection, and the re-made claim (here from 200 rows' statistics) probes each webhook's
-    own index entries. But the plans re-made then are costed on tables of a few pages, where
-    one pass costs less than a probe by the key: the claim read ``events`` whole to join its
-    claims' events, and the recorder's UPDATE read ``deliveries`` whole, at every round and
-    batch while the tables grew (docs/benchmarks.md, 152). So while the statistics are the
-    worker's own young ones, it analyzes again each time the tables grew by half, and the
-    plans re-made from them probe by the key. A role that does not own the tables gets
-    PostgreSQL's warning and no statistics, as before; autovacuum analyzes them later either
-    way."""
-    async with db.read() as conn:  # the look and the ANALYZE on one pooled connection
-        if not await fetch_all(conn, queries.YOUNG_TABLES_ON_POSTGRES, {}):
-            return False
-        await conn.execute(queries.ANALYZE_ON_POSTGRES)
-    return True
-
-
-async def _dispatch_and_claim_on_postgres(
-    conn: Connection, req: ClaimRequest, batch_size: int
-) -> tuple[DispatchResult, list[Claim]]:
-    """``_dispatch`` then ``_claim`` in three statements where they were six, each a round
-    trip to a PostgreSQL that shares its core (an event waited for the round in progress,
-    then its own: docs/benchmarks.md, 98): the events with their webhooks and the look for
-    rate-limited work (``DISPATCH_LOOK_ON_POSTGRES``); the deliveries' INSERT, which takes the
-    stream's lock; the events' numbering with the claim (``number_and_claim_on_postgres``).
-    The rate-limited claim runs between the last two, as in ``_claim``, only when the look
-    found due work or a new delivery is a rate-limited webhook's (the look cannot see the rows
-    this transaction inserts). Same rows, locks and order as ``_dispatch`` and ``_claim``."""
-    found = await fetch_all(
-        conn, queries.DISPATCH_LOOK_ON_POSTGRES, {"limit": batch_size, "now": req.now}
-    )
-    pending = [row for row in found if row.kind == queries.DISPATCH_EVENT]
-    hooks: dict[str, list[_Target]] = {}
-    limited_hooks: set[str] = set()
-    for row in found:
-        if row.kind == queries.DISPATCH_WEBHOOK:
-            hooks.setdefault(row.account_id, []).append(_Target(row.id, row.events, row.filter))
-            if row.rate_limited:
-                limited_hooks.add(row.id)
-    fanned = await _fanned_out(conn, pending, hooks, req.now) if pending else _FannedOut([], [])
-    rows = fanned.rows
-    looked = any(row.kind == queries.DISPATCH_RATE_LIMITED_DUE for row in found)
-    req.memo.rate_limited_due = looked or any(row["webhook_id"] in limited_hooks for row in rows)
-    if pending:
-        await queries.insert_deliveries_on_postgres(conn, rows)
-    limited: list[Claim] = []
-    if req.memo.rate_limited_due and req.limit > 0:
-        limited = await _claim_rate_limited(conn, req)
-    rest = _after(req, limited)
-    event_ids = [event.id for event in fanned.events]
-    dispatched = DispatchResult(len(event_ids), len(rows))
-    if rest.limit <= 0:
-        if event_ids:
-            await queries.number_events_on_postgres(conn, event_ids)
-        return dispatched, limited
-    params = _claim_params(rest)
-    if event_ids:
-        claimed = await queries.number_and_claim_on_postgres(conn, event_ids, params)
-    else:
-        claimed = await queries.claim_unlimited(conn, params)
-    return dispatched, limited + [_claim_of(row) for row in claimed]
-
-
-async def _load_claims(conn: Connection, delivery_ids: Sequence[str]) -> list[Claim]:
-    return [_claim_of(row) for row in await queries.load_claims(conn, delivery_ids)]
+    """Refresh the planner's statistics of the delivery tables while they are young and growing
+    (``DeliveryStore.analyze_if_young``); whether it did. ``Worker`` calls it once its rounds
+    made ``YOUNG_ROWS`` deliveries, and again each time they made ``YOUNG_GROWTH`` times as
+    many, until a call analyzes nothing (the statistics keep up: autovacuum's, or an old
+    table's). A role that does not own the tables gets the database's warning and no
+    statistics; autovacuum analyzes them later either way."""
+    return await db.deliveries.analyze_if_young(db)
 
 
 def _claim_of(row: Any) -> Claim:
@@ -863,10 +746,9 @@ async def record_outcomes(
     A delivery that failed for good gets its ``delivery.exhausted`` event, and a webhook its
     health (``_update_webhook_health``), in the same transaction.
 
-    The storing has two forms, like the claim: on SQLite six statements inline under the
-    single writer (``_store_on_sqlite``); on PostgreSQL one (``queries.RECORD_ON_POSTGRES``),
-    which is the whole transaction, in autocommit, when every attempt succeeded (nothing is
-    left to decide in Python: one round trip where it was six).
+    The storing is the store's (``DeliveryStore.record``); a batch whose every attempt
+    succeeded leaves nothing to decide in Python and is stored as a transaction of its own
+    (``record_succeeded``: on PostgreSQL one statement in autocommit).
 
     A batch that PostgreSQL rolls back to break a deadlock or a serialization conflict is
     stored again at once (up to ``CONFLICT_RETRIES`` times): its outcomes were acknowledged
@@ -897,20 +779,14 @@ async def _record_outcomes(
     now: datetime,
     disable_after: timedelta,
 ) -> OutcomeSummary:
-    if db.is_sqlite:
-        async with db.begin() as conn:
-            existing, exhausted = await _store_on_sqlite(conn, worker_id, records, now)
-            return await _alert_and_judge(conn, existing, exhausted, now, disable_after)
-    params = queries.outcome_arrays(
-        [_outcome_values(r) for r in records], worker=worker_id, now=now, rollup=_ROLLUP
-    )
+    store = db.deliveries
+    outcomes = Outcomes(worker_id, now, [_outcome_values(r) for r in records], _ROLLUP)
     if all(r.succeeded for r in records):
-        return OutcomeSummary(len(await db.fetch_all(queries.RECORD_ON_POSTGRES, params)))
+        return OutcomeSummary(await store.record_succeeded(db, outcomes))
     async with db.begin() as conn:
-        rows = await fetch_all(conn, queries.RECORD_ON_POSTGRES, params)
-        failed = {row.id: row for row in rows if row.id is not None}  # once, if given twice
-        existing = [records[row.n - 1] for row in rows]
-        return await _alert_and_judge(conn, existing, list(failed.values()), now, disable_after)
+        recorded = await store.record(conn, outcomes)
+        existing = [records[n] for n in recorded.stored]
+        return await _alert_and_judge(conn, existing, recorded.exhausted, now, disable_after)
 
 
 # The rollups' constants, for the statement that counts in SQL (``delivery.stats``).
@@ -922,7 +798,7 @@ _ROLLUP: dict[str, Any] = {
 
 
 def _outcome_values(record: AttemptRecord) -> tuple[Any, ...]:
-    """One attempt's values for ``queries.outcome_arrays``."""
+    """One attempt's values, in ``queries.OUTCOME_NAMES``' order."""
     result = record.result
     return (
         record.delivery_id,
@@ -941,32 +817,6 @@ def _outcome_values(record: AttemptRecord) -> tuple[Any, ...]:
     )
 
 
-async def _store_on_sqlite(
-    conn: Connection, worker_id: str, records: Sequence[AttemptRecord], now: datetime
-) -> tuple[list[AttemptRecord], list[Any]]:
-    """``RECORD_ON_POSTGRES``'s steps, a statement each: (the records of deliveries that still
-    exist, the rows of those that just failed for good)."""
-    current = await _lock_deliveries(conn, [r.delivery_id for r in records])
-    existing = [r for r in records if r.delivery_id in current]
-    if not existing:
-        return [], []
-    await conn.execute_many(queries.INSERT_ATTEMPT, [_attempt_row(r) for r in existing])
-    await stats.add_to_rollups(conn, [_attempt_facts(r) for r in existing])
-    mine = (worker_id, "pending")
-    owned = [r for r in existing if current[r.delivery_id] == mine]
-    # One UPDATE per row, each only while this worker holds the lease: a delivery twice in a
-    # batch (never by design) moves by its first outcome (the second finds the lease released).
-    moves = [_transition_row(r, worker_id, now) for r in owned]
-    await conn.execute_many(queries.TRANSITION, moves)
-    failed = sorted({r.delivery_id for r in owned if r.decision.status == "failed"})
-    exhausted = await fetch_all(conn, queries.EXHAUSTED, {"ids": failed}) if failed else []
-    failing = {r.webhook_id for r in existing if not r.succeeded}
-    healthy = sorted({r.webhook_id for r in existing} - failing)
-    if healthy:
-        await conn.execute(queries.HEAL, {"ids": healthy})
-    return existing, exhausted
-
-
 async def _alert_and_judge(
     conn: Connection,
     existing: Sequence[AttemptRecord],
@@ -982,15 +832,6 @@ async def _alert_and_judge(
     judged = [r for r in existing if r.webhook_id in failing]
     disabled = await _update_webhook_health(conn, judged, now, disable_after)
     return OutcomeSummary(len(existing), tuple(disabled), alerts + len(disabled))
-
-
-def _attempt_facts(record: AttemptRecord) -> stats.AttemptFacts:
-    return stats.AttemptFacts(
-        webhook_id=record.webhook_id,
-        started_at=record.result.started_at,
-        status_code=record.result.status_code,
-        duration_ms=record.result.duration_ms,
-    )
 
 
 async def _alert_exhausted(
@@ -1016,42 +857,8 @@ async def _alert_exhausted(
     return len(alerted)
 
 
-async def _lock_deliveries(
-    conn: Connection, delivery_ids: Sequence[str]
-) -> dict[str, tuple[str | None, str]]:
-    """{delivery id: (leased_by, status)} for those that still exist."""
-    rows = await fetch_all(conn, queries.DELIVERY_STATES, {"ids": delivery_ids})
-    return {row.id: (row.leased_by, row.status) for row in rows}
-
-
-def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
-    result = record.result
-    return {
-        "delivery_id": record.delivery_id,
-        "started_at": result.started_at,
-        "duration_ms": result.duration_ms,
-        "status_code": result.status_code,
-        "error": _cut(result.error_message),
-        "response_body": result.response_body,
-        "succeeded": record.succeeded,
-        "webhook_id": record.webhook_id,
-    }
-
-
 def _cut(text: str | None, limit: int = LAST_ERROR_LIMIT) -> str | None:
     return text if text is None or len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _transition_row(record: AttemptRecord, worker_id: str, now: datetime) -> dict[str, Any]:
-    return {
-        "b_worker": worker_id,
-        "b_now": now,
-        "b_id": record.delivery_id,
-        "b_status": record.decision.status,
-        "b_next": record.retry_at,
-        "b_code": record.result.status_code,
-        "b_error": _cut(record.result.error_message),
-    }
 
 
 async def _update_webhook_health(

@@ -12,9 +12,9 @@ Loops (tasks), as in procrastinate's worker:
 * pruner: deletes data older than ``retention_days`` in small batches.
 * chores: periodic work of the layers above, each in a loop of its own (``Chore``; the calls
   sweeper, ``domain.calls.sweep_overdue_calls``), run first at start, then every few seconds.
-* listener (PostgreSQL): ``LISTEN`` for other processes' wake-ups.
-* analyzer (PostgreSQL, a few times): a young database's delivery tables analyzed as they grow
-  (``manager.analyze_young_tables``).
+* listener (where the database has NOTIFY): ``LISTEN`` for other processes' wake-ups.
+* analyzer (a few times): a young database's delivery tables analyzed as they grow
+  (``manager.analyze_young_tables``; nothing to do on SQLite).
 
 Runs inside ``hookline serve`` (started in the FastAPI lifespan) or alone (``hookline worker``).
 """
@@ -29,13 +29,14 @@ import os
 import random
 import socket
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from hookline import ids, metrics, supervisor, tracing
+from hookline.caches import remember
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import filters, manager, notify
 from hookline.delivery.endpoint_auth import auth_from_plain
@@ -57,7 +58,6 @@ from hookline.delivery.signing import (
 )
 from hookline.delivery.wakeup import NOTIFY_CHANNEL, Wakeup, make_wakeup
 from hookline.settings import Settings
-from hookline.storage.connector import PostgresConnector
 from hookline.storage.db import READY_CONNECTIONS, Database
 from hookline.storage.outage import is_store_unavailable
 from hookline.timeutil import utcnow
@@ -121,13 +121,10 @@ ERROR_BACKOFF_SECONDS = 1.0
 # The recorder stores outcomes in batches: a batch waits up to RECORD_LINGER_SECONDS for more
 # outcomes, unless RECORD_BATCH are waiting (a stopping worker stores at once). Outcomes wait
 # in memory only (a crash resends them, as it does a send in flight); storing them later delays
-# no send, only the release of their leases. On SQLite at a light load (fewer sends in flight
-# than a LIGHT_FRACTION of the slots) a batch gathers for RECORD_LINGER_LIGHT_SECONDS instead:
-# each batch is a write transaction, and on the one writer the next event's commit and its
-# dispatch round queue behind it (5 ms stored ~2 outcomes a batch at 171 POST/s, one COMMIT per
-# two events, and 40% of the rounds waited for one). Under load a batch fills in milliseconds
-# anyway, and there and on PostgreSQL (no shared writer) the longer linger slowed drains
-# (bench/commentary.md 87).
+# no send, only the release of their leases. Where every write queues for one writer
+# (``DeliveryStore.one_writer``) and the load is light (fewer sends in flight than a
+# LIGHT_FRACTION of the slots), a batch gathers for RECORD_LINGER_LIGHT_SECONDS instead, so that
+# the next event's commit and round do not queue behind a batch per outcome.
 RECORD_BATCH = 64
 # A stopping worker's recorder keeps trying to store outcomes at least this long after the
 # sends ended, even when they took the whole grace.
@@ -148,18 +145,6 @@ class SigningFailed(DeliveryError):
     Retryable: another worker, or this one once fixed, can still send it."""
 
     label = "signing failed"
-
-
-class _LRU(OrderedDict[str, Any]):
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self._size = size
-
-    def remember(self, key: str, value: Any) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > self._size:
-            self.popitem(last=False)
 
 
 async def _wait(event: asyncio.Event, seconds: float) -> None:
@@ -214,8 +199,8 @@ class Worker:
         self.db = db
         self._chores = tuple(chores)
         filters.configure(filters.Limits.from_settings(settings))
-        # PostgreSQL: how many pooled connections ``start`` readies for the worker's statements
-        # (more when the API shares the pool: see app.py).
+        # How many pooled connections ``start`` readies for the worker's statements (more when
+        # the API shares the pool: see app.py).
         self._ready_connections = ready_connections
         self.id = worker_id or f"wrk_{ids.uuid7()}"
         self._owns_wakeup = wakeup is None
@@ -249,9 +234,8 @@ class Worker:
         self._unstored_failures: Counter[str] = Counter()
         """Per webhook, the failed attempts the recorder has not stored yet. A run at the
         circuit's threshold with some of it not stored: the claims leave the webhook alone
-        until it is, and the circuit, in the database, opens. The stored count alone let a
-        fast failing endpoint take two or three times the threshold in first attempts while
-        the recorder lingered (bench/commentary.md, 188)."""
+        until it is, and the circuit, in the database, opens: the stored count alone lets a
+        fast failing endpoint take several times the threshold while the recorder lingers."""
         # What the scheduler is waiting for, so that finished sends and recorded outcomes wake
         # it only when that can change what it claims (see _slot_awaited, _retry_is_sooner).
         self._looks_again_at = math.inf
@@ -264,20 +248,19 @@ class Worker:
         """When the oldest of ``_results`` finished (monotonic): how long an acknowledged
         outcome waits in memory is what a crash would send again."""
         self._listening = False
-        self._bodies = _LRU(BODY_CACHE_SIZE)
-        self._secrets = _LRU(SECRET_CACHE_SIZE)
+        self._bodies: dict[str, bytes] = {}
+        self._secrets: dict[str, str] = {}
         self._started = False
         self._peers_seen: set[str] = set()
         self._round_failures = _FailureLog("dispatching or claiming deliveries")
         self._record_failures = _FailureLog("recording delivery outcomes")
         self._heartbeat_failures = _FailureLog("the heartbeat")
         self._mails: set[asyncio.Task[int]] = set()
-        # PostgreSQL: delivery rows the rounds made, and the count at which the young tables'
-        # next look runs (manager.YOUNG_ROWS, then YOUNG_GROWTH times the last look's); None
-        # while a look is under way, once one analyzed nothing, or on SQLite (its planner has
-        # no cached generic plans).
+        # Delivery rows the rounds made, and the count at which the young tables' next look
+        # runs (manager.YOUNG_ROWS, then YOUNG_GROWTH times the last look's); None while a look
+        # is under way, or once one analyzed nothing.
         self._rows_made = 0
-        self._next_look: int | None = None if db.is_sqlite else manager.YOUNG_ROWS
+        self._next_look: int | None = manager.YOUNG_ROWS
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -293,18 +276,13 @@ class Worker:
         # Other processes may not tell this worker of their commits until they look at the
         # workers again: until then the rounds fan out on a short poll (_next_dispatch_in).
         self._unheard_until = asyncio.get_running_loop().time() + self.wakeup.unheard_seconds
-        if not self.db.is_sqlite:
-            # Before the first claim: a fresh server's first events otherwise opened the
-            # connections and parsed the statements on their own path (commentary 109).
-            await manager.ready_connections(
-                self.db,
-                self.settings.delivery_per_endpoint_concurrency,
-                connections=self._ready_connections,
-            )
-        else:
-            # The same on SQLite, whose statements compile in process: on a fresh server's
-            # first events they took ~10 ms of its first round (commentary 221).
-            manager.ready_statements_on_sqlite(self.db)
+        # Before the first claim: a fresh server's first events otherwise opened the
+        # connections and compiled the statements on their own path.
+        await manager.ready(
+            self.db,
+            self.settings.delivery_per_endpoint_concurrency,
+            connections=self._ready_connections,
+        )
         self._started = True
         self.wakeup.receive_from_other_processes()
         await self._notice_peers()
@@ -314,8 +292,7 @@ class Worker:
         self._spawn("pruner", self._prune_loop)
         for chore in self._chores:
             self._spawn(f"chore {chore.name}", self._chore_loop(chore))
-        if not self.db.is_sqlite:
-            self._spawn("listener", self._listen_loop)
+        self._spawn("listener", self._listen_loop)
         log.info("delivery worker %s started", self.id)
 
     async def stop(self, grace: float | None = None) -> None:
@@ -371,7 +348,7 @@ class Worker:
 
     @property
     def listening(self) -> bool:
-        """PostgreSQL: whether the LISTEN connection is up (wake-ups from other processes)."""
+        """Whether the LISTEN connection is up (wake-ups from other processes)."""
         return self._listening
 
     def _spawn(self, name: str, loop: Callable[[], Awaitable[None]]) -> None:
@@ -487,7 +464,7 @@ class Worker:
                 await _wait(self._wake, timeout)
 
     def _count_rows(self, made: int) -> None:
-        """PostgreSQL: once the rounds made ``manager.YOUNG_ROWS`` deliveries, and again each
+        """Once the rounds made ``manager.YOUNG_ROWS`` deliveries, and again each
         time they made ``manager.YOUNG_GROWTH`` times as many as at the last look, analyze the
         delivery tables if they are young, beside the rounds (manager.analyze_young_tables:
         until then the cached plans are those made for the tables as they were)."""
@@ -517,9 +494,7 @@ class Worker:
         """Whether this round fans out new events: only if a wake-up said events were committed
         since the last fan-out, or a poll interval has passed since (the safety net for a lost
         NOTIFY, or none at all: another process on SQLite). A round woken by a finished send or
-        a due retry then costs the claim alone; on PostgreSQL the empty fan-out, with the
-        transaction it needs, was three round trips of the round's four (BEGIN, its SELECT,
-        COMMIT), and its SELECT the slowest (docs/benchmarks.md)."""
+        a due retry then costs the claim alone, without an empty fan-out's transaction."""
         if not self._new_events.is_set() and self._next_dispatch_in(now) > 0:
             return False
         self._new_events.clear()
@@ -562,8 +537,8 @@ class Worker:
 
     def _refilled(self, webhook_id: str | None = None) -> bool:
         """Whether enough send slots are free again (all of them, or ``webhook_id``'s) to be
-        worth a claim: an eighth of them. A claim for the one slot a finished send freed cost
-        as much as one for many (on PostgreSQL its planning alone was ~1.7 ms)."""
+        worth a claim: an eighth of them. A claim for the one slot a finished send freed costs
+        as much as one for many."""
         if webhook_id is None:
             limit, busy = self.settings.delivery_concurrency, len(self._sends)
         else:
@@ -598,9 +573,7 @@ class Worker:
         """A success ends its webhook's run of failures; a failure adds to it, unstored. The
         failure that brings a run to the circuit's threshold is stored without the linger: until
         it is, the claims hold the webhook off (_claim_request), and each of its sends that
-        finishes meanwhile woke the scheduler for a claim that took nothing, ~120 empty write
-        transactions in SQLite's 50 ms linger at a failing endpoint's first burst (commentary
-        220)."""
+        finishes meanwhile would wake the scheduler for a claim that takes nothing."""
         if record.succeeded:
             self._failing_runs.pop(record.webhook_id, None)
             return
@@ -744,7 +717,7 @@ class Worker:
     def _body(self, claim: Claim) -> bytes:
         """Serialized once per event and shared by its webhooks and attempts."""
         cached = self._bodies.get(claim.event_id)
-        if isinstance(cached, bytes):
+        if cached is not None:
             return cached
         body = event_body(
             claim.event_id,
@@ -753,8 +726,7 @@ class Worker:
             claim.data,
             claim.previous_attributes,
         )
-        self._bodies.remember(claim.event_id, body)
-        return body
+        return remember(self._bodies, claim.event_id, body, limit=BODY_CACHE_SIZE)
 
     def _live_secrets(self, claim: Claim) -> list[str]:
         current = self._decrypt(claim.secret_enc)
@@ -765,12 +737,10 @@ class Worker:
 
     def _decrypt(self, token: str) -> str:
         cached = self._secrets.get(token)
-        if isinstance(cached, str):
+        if cached is not None:
             return cached
         assert self._box is not None
-        plain = self._box.decrypt(token)
-        self._secrets.remember(token, plain)
-        return plain
+        return remember(self._secrets, token, self._box.decrypt(token), limit=SECRET_CACHE_SIZE)
 
     # -- recorder -----------------------------------------------------------------------------
 
@@ -797,7 +767,7 @@ class Worker:
         """How long a batch gathers: on SQLite long while few sends are in flight, otherwise
         short."""
         slots = self.settings.delivery_concurrency
-        light = self.db.is_sqlite and len(self._sends) < max(1, slots // LIGHT_FRACTION)
+        light = self.db.deliveries.one_writer and len(self._sends) < max(1, slots // LIGHT_FRACTION)
         return RECORD_LINGER_LIGHT_SECONDS if light else RECORD_LINGER_SECONDS
 
     async def _flush(self) -> bool:
@@ -816,7 +786,7 @@ class Worker:
         self._record_failures.succeeded()
         self._held.difference_update(record.delivery_id for record in batch)
         self._stored(batch)
-        # Counted once per outcome and batch: a child's look-up by label was ~7 µs a delivery.
+        # Counted once per outcome and batch, not per delivery: a child's look-up by label costs.
         finals = Counter(r.decision.status for r in batch if r.decision.status != "pending")
         for outcome, count in finals.items():
             metrics.DELIVERIES.labels(outcome=outcome).inc(count)
@@ -878,7 +848,7 @@ class Worker:
                 log.debug("delivery worker %s of this serve started", peer.id)
                 continue
             log.log(
-                logging.WARNING if self.db.is_sqlite else logging.INFO,
+                logging.WARNING if self.db.deliveries.one_writer else logging.INFO,
                 "another delivery worker shares this database: %s (host %s, pid %s); each "
                 "delivery is sent once, by whichever worker claims it, with that process's "
                 "settings. If that is not intended, stop one (docs/operations.md)",
@@ -943,15 +913,15 @@ class Worker:
         self._wake.set()
 
     async def _listen_loop(self) -> None:
-        """PostgreSQL: the connector's dedicated connection LISTENing for other processes'
-        wake-ups."""
-        connector = self.db.connector
-        assert isinstance(connector, PostgresConnector)
+        """The database's dedicated connection LISTENing for other processes' wake-ups; none
+        where the database has no NOTIFY (SQLite's wake-ups are datagrams)."""
         failures = _FailureLog("LISTEN (wake-ups from other processes; polling meanwhile)")
         while True:
             lost: asyncio.Event | None = None
             try:
-                lost = await connector.listen(NOTIFY_CHANNEL, self.on_notify)
+                lost = await self.db.listen(NOTIFY_CHANNEL, self.on_notify)
+                if lost is None:
+                    return
                 failures.succeeded()
                 self._listening = True
                 self._events_committed_elsewhere()  # anything notified while not listening
@@ -963,7 +933,7 @@ class Worker:
             finally:
                 self._listening = False
                 if lost is not None:
-                    await connector.unlisten(lost)
+                    await self.db.unlisten(lost)
             await asyncio.sleep(LISTEN_RETRY_SECONDS)
 
 

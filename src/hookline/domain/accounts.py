@@ -6,8 +6,7 @@ from typing import Any
 
 from hookline.domain.calls import MAX_CALL_DURATION
 from hookline.errors import NotFound
-from hookline.storage.connector import Connection
-from hookline.storage.db import fetch_one
+from hookline.storage.db import Connection, fetch_one
 from hookline.storage.queries import accounts as queries
 from hookline.timeutil import iso
 

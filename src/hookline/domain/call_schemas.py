@@ -17,8 +17,7 @@ from jsonschema.exceptions import SchemaError
 from jsonschema.exceptions import ValidationError as OutcomeError
 
 from hookline.errors import ValidationFailed
-from hookline.storage.connector import Connection
-from hookline.storage.db import fetch_one
+from hookline.storage.db import Connection, fetch_one
 from hookline.storage.queries import accounts as account_queries
 from hookline.storage.queries import call_schemas as queries
 from hookline.timeutil import iso, utcnow

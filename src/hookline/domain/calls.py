@@ -13,8 +13,7 @@ from hookline.domain.call_schemas import validated_outcome
 from hookline.domain.contacts import find_contact_id_by_phone, refuse_do_not_call
 from hookline.domain.events import record_event
 from hookline.errors import Conflict, ValidationFailed
-from hookline.storage.connector import Connection
-from hookline.storage.db import Database, fetch_one
+from hookline.storage.db import Connection, Database, fetch_one
 from hookline.storage.queries import accounts as account_queries
 from hookline.storage.queries import calls as queries
 from hookline.storage.queries import contacts as contact_queries

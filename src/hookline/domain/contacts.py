@@ -12,8 +12,7 @@ import orjson
 from hookline import ids
 from hookline.domain.events import event_row, record_event
 from hookline.errors import DoNotCall, ValidationFailed
-from hookline.storage.connector import Connection
-from hookline.storage.db import Database, fetch_one
+from hookline.storage.db import Connection, Database, fetch_one
 from hookline.storage.queries import contacts as queries
 from hookline.storage.statements import JointRows, QueryShapes
 from hookline.timeutil import iso, utcnow
@@ -243,11 +242,12 @@ async def contacts_page(
     before_id: str | None = None,
     offset: int | None = None,
 ) -> ContactPage:
-    """``list_contacts``' first ``limit`` contacts for a response. On SQLite, without a tag
-    filter, each is read as the JSON SQLite writes (``queries.contact_json``): no row decoded,
-    no dict built, nothing for orjson to encode; if SQLite could not write every row so, the page
-    is read again the long way, as on PostgreSQL."""
-    if conn.dialect.name == "sqlite" and not filters.tags:
+    """``list_contacts``' first ``limit`` contacts for a response. Without a tag filter, where
+    the database writes each contact's JSON (``queries.list_json``), each is read as that text:
+    no row decoded, no dict built, nothing for orjson to encode; if it could not write every row
+    so, the page is read again the long way."""
+    as_json = None if filters.tags else queries.list_json(conn)
+    if as_json is not None:
         rows = await _list_page(
             conn,
             account_id,
@@ -255,7 +255,7 @@ async def contacts_page(
             limit=limit + 1,
             before_id=before_id,
             offset=offset,
-            shapes=queries.LIST_JSON,
+            shapes=as_json,
         )
         texts = [row.json for row in rows[:limit]]
         if None not in texts:

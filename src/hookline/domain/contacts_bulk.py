@@ -18,8 +18,7 @@ from typing import Any, Literal
 
 from hookline.domain.contacts import REQUIRED_FIELDS, apply_changes, contact_creation, contact_out
 from hookline.errors import ApiError, ValidationFailed
-from hookline.storage.connector import Connection
-from hookline.storage.db import Database
+from hookline.storage.db import Connection, Database
 from hookline.storage.queries import contacts as queries
 
 BATCH_ROWS = 25
@@ -82,9 +81,7 @@ async def upsert_batch(
 ) -> list[dict[str, Any]]:
     """``rows`` upserted in the caller's transaction, matched on ``match_on``."""
     keys = sorted({row.fields[match_on] for row in rows if row.fields is not None})
-    if conn.dialect.name == "postgresql":
-        # Bulk upserts of one account take turns, so two never create the same contact twice.
-        await conn.execute(queries.LOCK_FOR_BULK, {"lock": _lock_id(account_id)})
+    await queries.take_bulk_turn(conn, _lock_id(account_id))
     found = await conn.execute(_MATCHES[match_on], {"account_id": account_id, "keys": keys})
     matches: dict[str, list[dict[str, Any]]] = {}
     for row in found:

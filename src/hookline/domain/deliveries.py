@@ -16,8 +16,7 @@ from typing import Any
 from hookline.delivery.payloads import delivery_out
 from hookline.domain import outbound
 from hookline.domain.events import TEST_EVENT_TYPE
-from hookline.storage.connector import Connection
-from hookline.storage.db import fetch_one
+from hookline.storage.db import Connection, fetch_one
 from hookline.storage.outbox import record_event
 from hookline.storage.queries import deliveries as queries
 from hookline.timeutil import iso

@@ -10,8 +10,7 @@ from collections.abc import Collection, Sequence
 from datetime import timedelta
 from typing import Any
 
-from hookline.storage.connector import Connection
-from hookline.storage.db import fetch_one
+from hookline.storage.db import Connection, fetch_one
 from hookline.storage.outbox import event_row, record_event
 from hookline.storage.queries import events as queries
 from hookline.timeutil import iso, utcnow

@@ -14,8 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from hookline import ids
-from hookline.storage.connector import Connection
-from hookline.storage.db import Database, fetch_one
+from hookline.storage.db import Connection, Database, fetch_one
 from hookline.storage.queries import accounts as account_queries
 from hookline.storage.queries import keys as queries
 from hookline.timeutil import iso, utcnow

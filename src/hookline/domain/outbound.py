@@ -17,8 +17,7 @@ from typing import Any
 
 from hookline.delivery import conformance, manager
 from hookline.errors import NotFound, RateLimited
-from hookline.storage.connector import Connection
-from hookline.storage.db import fetch_one
+from hookline.storage.db import Connection, fetch_one
 from hookline.storage.queries import webhooks as queries
 from hookline.timeutil import utcnow
 

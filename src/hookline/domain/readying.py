@@ -4,7 +4,7 @@ On PostgreSQL a fresh connection's first run of a statement waits for what a war
 asyncpg's look-up of the statement's types and PostgreSQL's first parse on a backend whose
 catalog caches are empty. The app's
 lifespan readies these on pooled connections before the server accepts (``Database.ready``),
-and the delivery worker readies its own (``delivery.manager.ready_connections``); with the
+and the delivery worker readies its own (``delivery.manager.ready``); with the
 worker in process, on twice as many connections (app.py), since beside a hanging and a failing
 endpoint the worker holds the connections it readied and a request would meet a cold one. A
 fresh process's very first requests still wait for Python's own first-use work. Nothing

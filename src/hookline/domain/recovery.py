@@ -14,8 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hookline.delivery import manager
-from hookline.storage.connector import Connection
-from hookline.storage.db import Database, fetch_all, fetch_one
+from hookline.storage.db import Connection, Database, fetch_all, fetch_one
 from hookline.storage.queries import deliveries as queries
 from hookline.timeutil import utcnow
 

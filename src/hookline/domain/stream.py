@@ -1,5 +1,5 @@
 """``GET /v1/events/stream``: the account's events in commit order (``stream_seq``, numbered by
-the dispatcher; see ``storage.queries.deliveries.fan_out``), and each key's open streams.
+the dispatcher; see ``storage.deliverystore``), and each key's open streams.
 
 A key's open streams are rows of ``event_streams``, so its cap holds across the processes and
 machines that share the database: opening one counts the key's rows with the key locked, and a
@@ -15,7 +15,7 @@ from typing import Any
 
 from hookline import ids
 from hookline.errors import RateLimited, Unauthenticated
-from hookline.storage.connector import Connection
+from hookline.storage.db import Connection
 from hookline.storage.queries import stream as queries
 
 BATCH = 100

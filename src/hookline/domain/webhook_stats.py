@@ -32,7 +32,7 @@ from hookline.delivery.stats import (
     latency_bin,
     status_key,
 )
-from hookline.storage.connector import Connection
+from hookline.storage.db import Connection
 from hookline.storage.queries import stats as queries
 from hookline.timeutil import iso
 

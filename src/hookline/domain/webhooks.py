@@ -30,8 +30,7 @@ from hookline.domain import webhook_identity as identity
 from hookline.domain import webhook_routing as routing
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import ValidationFailed
-from hookline.storage.connector import Connection
-from hookline.storage.db import fetch_one
+from hookline.storage.db import Connection, fetch_one
 from hookline.storage.queries import accounts as account_queries
 from hookline.storage.queries import webhooks as queries
 from hookline.timeutil import utcnow

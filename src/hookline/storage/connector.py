@@ -17,11 +17,11 @@ connection here; it is the schema and the statement builder.
   ``_let_others_run``), then runs start to finish without yielding, so no two ever overlap
   on that connection. The key look-ups (``SharedLookup``) asked in one turn are read together
   in the next, one statement for all (``SQLiteConnector._read_asked``).
-* ``PostgresConnector``: one pool of asyncpg connections (``storage.pgpool``). A transaction is
+* ``PostgresConnector``: one pool of asyncpg connections (``storage.pgpool``: first come, first
+  served, no reset query on release; a connection left inside a transaction, interrupted or
+  broken is terminated). A transaction is
   asyncpg's own (``Connection.transaction()``); a read, or a one-statement write, runs in
-  autocommit, one round trip. A connection goes back to the pool without a reset query
-  (nothing here changes session state), which would be a second round trip per read; one left
-  inside a transaction is terminated. ``commit_rows`` has a group commit (``_JointGroupCommit``).
+  autocommit, one round trip. ``commit_rows`` has a group commit (``_JointGroupCommit``).
 """
 
 from __future__ import annotations
@@ -69,8 +69,8 @@ def _json_text(value: Any) -> str:
 
 
 # JSON columns (tags, event payloads, metadata) through orjson rather than the json module, as the
-# API's responses already are: stdlib's encoder was 3-5% of a POST /v1/contacts, its decoder as
-# much of a GET. Whatever orjson cannot encode could not be returned by the API either.
+# API's responses already are (the faster codec). Whatever orjson cannot encode could not be
+# returned by the API either.
 JSON_CODEC: dict[str, Any] = {"json_serializer": _json_text, "json_deserializer": orjson.loads}
 SQLITE_DIALECT: Dialect = SQLiteDialect_pysqlite(**JSON_CODEC)
 POSTGRES_DIALECT: Dialect = PGDialect_asyncpg(**JSON_CODEC)  # type: ignore[no-untyped-call]
@@ -320,6 +320,15 @@ class Connector:
         ``PostgresConnector.prepare``); nothing to do on SQLite, whose two connections are
         opened once and whose statements are compiled in process."""
 
+    async def listen(self, channel: str, callback: Callable[[str], None]) -> asyncio.Event | None:
+        """LISTEN for other processes' NOTIFY on ``channel`` (``callback`` gets each payload);
+        an event set when that connection is lost (``unlisten`` it). None where the backend
+        has no NOTIFY (SQLite: the workers' wake-ups are datagrams)."""
+        return None
+
+    async def unlisten(self, lost: asyncio.Event) -> None:
+        """Close the LISTEN connection that ``lost`` stands for."""
+
     async def close(self) -> None:
         raise NotImplementedError
 
@@ -387,10 +396,9 @@ class SQLiteConnector(Connector):
     def _read_asked(self) -> None:
         """Read the keys of the ``SharedLookup``s asked in the last turn of the loop, inline,
         one statement per lookup (``many``; for one key the lookup itself), and settle each
-        caller's future. Every request's API key is looked up so: a statement, a read lock on
-        the WAL and a reload of the pages the last COMMIT dropped from the reader's cache per
-        request were ~14% of a POST's CPU, which this took 9-12% off (bench/commentary.md,
-        170 and 173). Each caller's key is read after it asked, so it sees what was committed
+        caller's future. Every request's API key is looked up so: one statement, one read lock on
+        the WAL and one reload of the pages the last COMMIT dropped, for all of them. Each
+        caller's key is read after it asked, so it sees what was committed
         before; a read that fails fails that lookup's callers only."""
         asked, self._asked = self._asked, []
         for group in _grouped(asked, _lookup_of):
@@ -421,17 +429,11 @@ class SQLiteConnector(Connector):
 async def _let_others_run() -> None:
     """Yield to the event loop once before an inline read.
 
-    Without it a read-only request (a GET: the key, then the rows) ran from its first line to
-    its response in one step of its task, never suspending. Under load on uvloop that made the
-    tail, not the work: at 64 connections the SQLite list page's p99 was 415-2,300 ms and a GET
-    by id's 660-1,214 ms with a p50 of 24-100 ms (on asyncio's own loop: 213 and 88 ms). With
-    one suspension per read the same runs measured 160 and 70 ms, at no more CPU per request
-    (docs/benchmarks.md, change 31). The read itself stays inline: a thread hand-off costs more.
-    Most of that tail was connections waiting to be accepted, one per turn of the loop, which a
-    shorter turn sped up (change 33: ``runtime.EagerAcceptLoop`` accepts them all at once); the
-    yield stays because without it these reads cost 6-12% more CPU. A ``SharedLookup`` (the API
-    key) waits the same one turn, and is read in it with the other look-ups asked in the turn
-    before (``SQLiteConnector._read_asked``).
+    Without it a read-only request (a GET: the key, then the rows) runs from its first line to
+    its response in one step of its task, never suspending, and under load the other requests
+    wait behind it: the tail, not the work. The read itself stays inline: a thread hand-off
+    costs more. A ``SharedLookup`` (the API key) waits the same one turn, and is read in it with the
+    other look-ups asked in the turn before (``SQLiteConnector._read_asked``).
     """
     await asyncio.sleep(0)
 
@@ -524,8 +526,7 @@ class _Batch:
     def _commit_and_hand_over(self) -> None:
         """COMMIT (or, if it fails, ROLLBACK), then let the next process's writer go, all on
         the helper thread: handing over from the loop waited until the loop, busy with other
-        requests, next looked, and the other processes' writers waited that long too
-        (docs/benchmarks.md, change 50)."""
+        requests, next looked, and the other processes' writers waited that long too."""
         try:
             self.raw.commit()
         except BaseException:
@@ -565,10 +566,9 @@ def _wrote_alone(batch: _Batch, queued: list[_QueuedJoint]) -> bool:
 
     Why no SAVEPOINT: inside one, SQLite journals the original of every page the batch's
     INSERTs change until the RELEASE, and past 64 KiB it spills that journal to a temporary
-    file: in a batch of 30 POSTs, a file created, written page by page (~50 writes) and
-    unlinked every batch, ~15 µs of CPU a POST in a loop (bench/commentary.md, 144). With no
-    SAVEPOINT open nothing is kept past each statement. What the SAVEPOINT was for, undoing
-    the rows on a refusal, is the ROLLBACK here, since nothing else is in the transaction.
+    file, created, written and unlinked every batch. With no SAVEPOINT open nothing is kept past
+    each statement. What the SAVEPOINT was for, undoing the rows on a refusal, is the ROLLBACK here,
+    since nothing else is in the transaction.
     """
     try:
         batch.conn.run_together([rendered for rendered, _ in queued])
@@ -668,8 +668,8 @@ class _GroupCommit:
         the writer from one caller to the next through the loop, one turn each, and every turn
         runs the other requests' work (parsing, auth, responses) with the write lock held; with
         several processes (``serve --workers N``) the others' writers waited for those turns at
-        the turnstile, and two processes served little more than one (docs/benchmarks.md,
-        change 50). Here the lock is held for the statements and the COMMIT only.
+        the turnstile, and two processes served little more than one. Here the lock is held for the
+        statements and the COMMIT only.
         """
         placed: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._joints.append((rendered_joint(joint), placed))
@@ -681,7 +681,7 @@ class _GroupCommit:
             runner.add_done_callback(self._joint_runners.discard)
         # A cancelled caller cancels ``placed``, its own: its rows, queued, are run all the
         # same, like a unit already running, and nobody else waits on it (where two shields
-        # were, one of the batch's shared future: docs/benchmarks.md, change 80).
+        # were, one of the batch's shared future).
         return await placed
 
     async def _run_queued_joints(self) -> None:
@@ -730,8 +730,7 @@ class _GroupCommit:
         the round then runs in this batch, after these rows, and one fsync'd COMMIT holds both.
 
         Committed apart, an event paid for two COMMITs one after the other, its batch's and
-        then its round's: ~2.4 ms of SQLite's commit-to-receipt p50 (bench/commentary.md,
-        149-150). Nothing changes for the guarantees: the round sees the rows in the
+        then its round's. Nothing changes for the guarantees: the round sees the rows in the
         transaction, its claims commit with them and its sends start after that COMMIT
         (``unit()`` returns only then); a round that misses the batch needs the writer, so it
         runs after the COMMIT and sees them too, as does a round of another process (the
@@ -739,7 +738,7 @@ class _GroupCommit:
         this wake-up woke it: never for an API without a worker, a scheduler mid-round, a
         second batch of the same turn, or beside other processes' workers
         (``SocketWakeup.scheduler_asleep``), whose writers would wait at the turnstile for as
-        long as it is held (docs/benchmarks.md, change 50; bench/commentary.md, 162-163).
+        long as it is held.
         """
         if self._early_wake is None or batch.woke_workers or not self._early_wake():
             return
@@ -818,13 +817,11 @@ class PostgresConnector(Connector):
         ones, side by side) and have PostgreSQL parse ``statements`` on each, then give them back.
 
         A fresh process otherwise paid for this in its first burst of work, on the path of its
-        first events: each new connection (a backend forked and set up, ~10-15 ms on a busy
-        core), asyncpg's look-up of the types a statement uses, once per connection, and each
-        statement's first parse on each backend, whose catalog caches start empty (20-60 ms for
-        the claim, the deliveries' INSERT and the recorder). The first ~25 events of a window
-        waited 60-100 ms for it, the p99 of a 10-second window (docs/benchmarks.md, 109). The
-        prepared statements are the driver's public ones and are not kept: a statement's first
-        run on a connection parses it again, on a backend whose caches are now warm.
+        first events: each new connection (a backend forked and set up), asyncpg's look-up of
+        the types a statement uses, once per connection, and each statement's first parse on
+        each backend, whose catalog caches start empty. The prepared statements are the driver's
+        public ones and are not kept: a statement's first run on a connection parses it again, on a
+        backend whose caches are now warm.
         """
         sqls = [compiled_for(statement, self.dialect).sql for statement in statements]
 
@@ -846,7 +843,7 @@ class PostgresConnector(Connector):
         except BaseException as exc:
             raw.terminate()  # not left open behind a failed LISTEN
             if isinstance(exc, asyncpg.InternalClientError):
-                # A server shutting down ended the new connection (as pgpool explains).
+                # A server shutting down ended the new connection (``storage.pgpool``).
                 raise ConnectionBroken(f"the connection to PostgreSQL broke: {exc}") from exc
             raise
         self._listeners[lost] = raw
@@ -869,9 +866,8 @@ class _Batches(Generic[_Item]):
     next batch, sent by one task; each caller gets its own outcome. A cancelled caller (client
     gone) cancels only its own future, which the batch then skips: its item is sent all the
     same. No ``asyncio.shield`` and no done-callback per caller: a POST on PostgreSQL queues
-    twice (its key look-up, its rows), and the shield's two futures and callbacks were the
-    largest part of the 20 µs per POST this and ``JointRows.combined_arguments`` saved
-    (docs/benchmarks.md, 83)."""
+    twice (its key look-up, its rows), and a shield per caller costs two futures and their
+    callbacks."""
 
     MAX_CALLERS = 256
 
@@ -923,11 +919,10 @@ class _JointGroupCommit(_Batches[JointRows]):
     batch is in flight become the next batch, sent as one ``executemany`` of that statement:
     asyncpg sends every execution before one Sync, so PostgreSQL runs them as one implicit
     transaction, all or nothing, with one commit (one WAL flush) and one round trip on one
-    pooled connection, where each caller took a connection of its own for its round trip. At 64
-    connections those calls queued for the pool's 20 connections behind the key look-ups, and
-    the pool's queue is not first-come first-served: that wait was the POST's p99 (docs/
-    benchmarks.md, Tenth round). A caller returns only after the commit that holds its rows, as
-    durable as a statement committed alone (PostgreSQL's ``synchronous_commit`` decides).
+    pooled connection, where each caller would take a connection of its own for its round trip
+    and queue for the pool behind the key look-ups. A caller returns only after the commit that
+    holds its rows, as durable as a statement committed alone (PostgreSQL's ``synchronous_commit``
+    decides).
 
     A batch that a constraint refuses (one caller's bad row) is retried one caller at a time, so
     only that caller gets the ``IntegrityError``; any other failure (the connection lost) goes
@@ -971,9 +966,8 @@ class _SharedLookups(_Batches[tuple[SharedLookup, Any]]):
     """``SharedLookup``s on PostgreSQL: the keys of the callers queued while a look-up is in
     flight go as the next one, one statement (``SharedLookup.many``) and one round trip for all
     of them. Every request's API key is looked up so (``queries.keys.LIVE_BY_HASH``): one
-    round trip each took a pooled connection per request, and spent ~80 µs of the process's
-    CPU per look-up (64 tasks in process) against ~6 batched (docs/benchmarks.md, 66). Each
-    caller's statement is sent after it asked, so it reads what was committed before."""
+    round trip each would take a pooled connection per request, and far more CPU per look-up.
+    Each caller's statement is sent after it asked, so it reads what was committed before."""
 
     async def fetch_one(self, lookup: SharedLookup, key: Any) -> Any | None:
         return await self._queue((lookup, key))

@@ -39,14 +39,19 @@ from hookline.storage.connector import (
     PostgresConnector,
     SQLiteConnector,
 )
+from hookline.storage.deliverystore import (
+    DeliveryStore,
+    Outcomes,
+    PostgresDeliveries,
+    SQLiteDeliveries,
+)
 from hookline.storage.statements import JointRows, Params, Statement
 
 log = logging.getLogger("hookline.storage")
 
 READY_CONNECTIONS = 4
 """PostgreSQL: how many pooled connections a process readies for its statements as it starts
-(``Database.ready``): as many as one used at once in a 130 POST/s window (docs/benchmarks.md,
-109)."""
+(``Database.ready``): as many as a moderate load uses at once."""
 
 __all__ = [
     "DATABASE_ERRORS",
@@ -54,6 +59,8 @@ __all__ = [
     "READY_CONNECTIONS",
     "Connection",
     "Database",
+    "DeliveryStore",
+    "Outcomes",
     "Preempted",
     "describe_database",
 ]
@@ -80,14 +87,18 @@ class Database:
         self.is_sqlite = not settings.is_postgres
         url = make_url(settings.database_url)
         self.connector: Connector
+        self.deliveries: DeliveryStore
+        """The delivery engine's statements for this backend (``storage.deliverystore``)."""
         if self.is_sqlite:
             self.connector = SQLiteConnector(
                 url.database or ":memory:", early_wake=self._wake_early
             )
+            self.deliveries = SQLiteDeliveries()
         else:
             dsn = url.set(drivername="postgresql").render_as_string(hide_password=False)
             # As many as SQLAlchemy's pool allowed (pool_size plus as many overflow).
             self.connector = PostgresConnector(dsn, 2 * settings.db_pool_size)
+            self.deliveries = PostgresDeliveries()
         self.dialect = self.connector.dialect
         self._wake: list[Callable[[], None]] = []
         self._asleep: dict[Callable[[], None], Callable[[], bool]] = {}
@@ -251,6 +262,15 @@ class Database:
                 type(exc).__name__,
                 exc,
             )
+
+    async def listen(self, channel: str, callback: Callable[[str], None]) -> asyncio.Event | None:
+        """Call ``callback`` with each NOTIFY's payload on ``channel``, on a connection of its
+        own, until the returned event is set (the connection was lost: ``unlisten`` it). None
+        where the backend has no NOTIFY (SQLite: its workers' wake-ups are datagrams)."""
+        return await self.connector.listen(channel, callback)
+
+    async def unlisten(self, lost: asyncio.Event) -> None:
+        await self.connector.unlisten(lost)
 
     async def ping(self) -> None:
         async with self.read() as conn:

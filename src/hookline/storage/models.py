@@ -75,8 +75,8 @@ class UTCDateTime(TypeDecorator[datetime]):
 
 def _sqlite_utc(value: str | None) -> datetime | None:
     """SQLite's stored text (``2026-11-22 15:04:05.123000``, UTC) as an aware datetime, in one
-    C call: SQLAlchemy's parser, then ``process_result_value``'s ``replace(tzinfo=...)``, cost
-    1.5 µs a value, 13% of a page of 50 contacts (100 timestamps)."""
+    C call, cheaper than SQLAlchemy's parser and then ``process_result_value``'s
+    ``replace(tzinfo=...)``."""
     if value is None:
         return None
     try:
@@ -86,9 +86,9 @@ def _sqlite_utc(value: str | None) -> datetime | None:
 
 
 def _sqlite_text(value: datetime | None) -> str | None:
-    """``value`` as SQLite stores it (``2026-11-22 15:04:05.123000``, UTC), in one C call:
-    ``process_bind_param`` and then SQLAlchemy's formatting took 3.9 µs a value, three per
-    ``POST /v1/contacts``. The same text, as ``tests/storage/test_models.py`` holds."""
+    """``value`` as SQLite stores it (``2026-11-22 15:04:05.123000``, UTC), in one C call, not
+    ``process_bind_param`` and then SQLAlchemy's formatting. The same text, as
+    ``tests/storage/test_models.py`` holds."""
     if value is None:
         return None
     if value.tzinfo is not UTC:
@@ -101,11 +101,10 @@ class SpelledTime(TypeDecorator[str]):
     whose rows go straight into a response: ``type_coerce(column, SpelledTime())``.
 
     On SQLite the stored text is already that instant in UTC, to the microsecond
-    (``_sqlite_text``), so the spelling is a slice of it: 0.2 µs a value, where decoding it
-    (``_sqlite_utc``) and spelling the datetime (``iso``) took ~1 µs, 100 of them a page of 50
-    contacts (docs/benchmarks.md, change 53). Text of any other shape (``CURRENT_TIMESTAMP``'s,
-    or carrying an offset) takes that longer way; tests/storage/test_models.py holds the two to
-    the same text."""
+    (``_sqlite_text``), so the spelling is a slice of it, cheaper than decoding it
+    (``_sqlite_utc``) and spelling the datetime (``iso``). Text of any other shape
+    (``CURRENT_TIMESTAMP``'s, or carrying an offset) takes that longer way;
+    tests/storage/test_models.py holds the two to the same text."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
@@ -310,7 +309,7 @@ webhooks = Table(
     # At most this many attempts start in any one-second window; NULL for no limit.
     Column("rate_limit", Integer, nullable=True),
     # The rate limit's sliding window: [[start in epoch microseconds, attempts], ...] of the
-    # last second, written by the claim that started them (manager.claim_rate_limited).
+    # last second, written by the claim that started them (manager._claim_rate_limited).
     Column("rate_starts", Json, nullable=True),
     # When the webhook's last receiver check started: one per ``domain.outbound``'s interval.
     Column("conformance_at", UTCDateTime(), nullable=True),
@@ -344,7 +343,7 @@ events = Table(
     # webhook.test events go to one webhook only.
     Column("target_webhook_id", String(64), nullable=True),
     # Commit order, for GET /v1/events/stream: numbered by the dispatcher as it fans events out,
-    # one dispatch at a time (queries.deliveries.fan_out); NULL until then.
+    # one dispatch at a time (DeliveryStore.number_and_claim); NULL until then.
     Column("stream_seq", BigInteger, nullable=True),
     # Alerts (webhook.disabled, delivery.exhausted) are about one webhook: never delivered to it.
     Column("about_webhook_id", String(64), nullable=True),
@@ -402,7 +401,7 @@ deliveries = Table(
     ),
     # Half of each page left free by INSERTs, for the lease's new version: the lease touches no
     # indexed column, so with room on the row's page it is a HOT update and writes no index
-    # entry (migration 0008_lease_room; docs/benchmarks.md, 182).
+    # entry (migration 0008_lease_room).
     postgresql_with={"fillfactor": 50},
 )
 

@@ -1,13 +1,11 @@
 """The PostgreSQL connections of one process: a small pool, first come, first served.
 
-asyncpg's own pool did two things hookline paid for on every statement and did not need:
-a proxy object per acquisition, and a task per release (the release is shielded and may run a
-reset query, which hookline never needs: no statement changes session state; the reset was
-already skipped). Measured in process, 64 tasks on 20 connections running ``SELECT 1``: 70-74
-µs of CPU per statement through asyncpg's pool, 33-37 with a list of idle connections. And its
-queue is not fair: a connection released while callers wait goes to whichever asks next, and a
-waiter that was woken for it but lost it waits again at the back (at 64 concurrent requests on
-20 connections a GET's p99 was 79-87 ms; 43 with a connection per request).
+Not asyncpg's own pool, which costs a proxy object per acquisition and a task per release, and
+whose queue is not fair: a connection released while callers wait goes to whichever asks next,
+and a waiter woken for it but beaten to it waits again at the back. An interleaved A/B of the
+API on PostgreSQL measured asyncpg's pool (with its public ``reset`` hook as a no-op) costlier
+per request than this one (docs/performance.md, "Storage"); ``tests/storage/test_connector.py``
+holds the order.
 
 Here a released connection goes straight to the longest-waiting caller, or back to the idle
 list when nobody waits. A connection is given back healthy unless it is closed, still inside a

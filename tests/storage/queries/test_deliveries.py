@@ -1,6 +1,7 @@
 """``storage.queries.deliveries``: the claim's two forms take the same deliveries.
 
-The claim is written twice (``claim_on_postgres``, one statement; ``claim_on_sqlite``, three).
+The claim is written twice (``PostgresDeliveries.claim``, one statement;
+``SQLiteDeliveries.claim``, three).
 ``tests/delivery/test_manager.py`` runs every claim test on both backends; here both forms run
 on the same rows, on PostgreSQL (the SQLite form's statements are plain Core, so they run
 there too), over random scenarios, and must lease the same deliveries and return the same
@@ -25,6 +26,7 @@ from hookline import ids
 from hookline.delivery import manager
 from hookline.storage.connector import Connection
 from hookline.storage.db import Database, fetch_all
+from hookline.storage.deliverystore import PostgresDeliveries, SQLiteDeliveries
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import deliveries, events, webhooks
 from hookline.storage.queries import deliveries as sql
@@ -41,11 +43,10 @@ WORKER = "w-claiming"
 Form = Callable[[Connection, dict[str, Any]], Awaitable[list[Any]]]
 
 
-async def _on_postgres(conn: Connection, params: dict[str, Any]) -> list[Any]:
-    return await fetch_all(conn, sql.claim_on_postgres(params), params)
-
-
-FORMS: dict[str, Form] = {"postgres": _on_postgres, "sqlite": sql.claim_on_sqlite}
+FORMS: dict[str, Form] = {
+    "postgres": PostgresDeliveries().claim,
+    "sqlite": SQLiteDeliveries().claim,
+}
 
 
 def _due_time(rng: random.Random, now: datetime) -> datetime:
@@ -272,7 +273,7 @@ async def _explained(db: Database, query: Any, params: Any) -> Any:
     return orjson.loads(explained)[0]["Plan"]
 
 
-async def test_a_claim_on_postgres_reads_only_the_rows_it_takes(
+async def test_the_postgres_claim_reads_only_the_rows_it_takes(
     pg_db: Database,
 ) -> None:
     """The per-webhook due index is in the claim's order (next_attempt_at, id): a claim of 8
@@ -283,12 +284,12 @@ async def test_a_claim_on_postgres_reads_only_the_rows_it_takes(
     now = utcnow()
     await _backlog(pg_db, account, now, rate_limit=None)
     params = _claim_of_eight(now)
-    plan = await _explained(pg_db, sql.claim_on_postgres(params), params)
+    plan = await _explained(pg_db, sql.postgres_claim(params), params)
     assert _rows_read(plan, "deliveries") <= 4 * 8
     assert all(n <= 8 for n in _sorts(plan)), _sorts(plan)
 
 
-async def test_a_claim_on_postgres_never_reads_another_webhooks_backlog(
+async def test_the_postgres_claim_never_reads_another_webhooks_backlog(
     pg_db: Database,
 ) -> None:
     """Beside a hanging endpoint's backlog (saturated: skipped) and a failing one's (its circuit
@@ -320,9 +321,9 @@ async def test_a_claim_on_postgres_never_reads_another_webhooks_backlog(
         )
     await _analyze(pg_db)
     params = {**_claim_of_eight(now), "per_endpoint": 8, "saturated": [hanging]}
-    plan = await _explained(pg_db, sql.claim_on_postgres(params), params)
+    plan = await _explained(pg_db, sql.postgres_claim(params), params)
     async with pg_db.begin() as conn:
-        claimed = await fetch_all(conn, sql.claim_on_postgres(params), params)
+        claimed = await fetch_all(conn, sql.postgres_claim(params), params)
     assert {row.webhook_id for row in claimed} == {healthy} and len(claimed) == 3
     assert _rows_read(plan, "deliveries") <= 4 * 8
 
@@ -356,7 +357,7 @@ async def test_the_look_for_rate_limited_work_never_reads_other_webhooks_deliver
     assert _rows_read(plan, "deliveries") == 1
 
 
-async def test_a_claim_on_sqlite_sorts_no_backlog(tmp_path: Path) -> None:
+async def test_the_sqlite_claim_sorts_no_backlog(tmp_path: Path) -> None:
     """SQLite's form reads each webhook's oldest rows in index order (no temporary B-tree for
     the ORDER BY), and still takes them oldest first, ties by id."""
     db = Database(make_settings(f"sqlite:///{tmp_path / 'claim.db'}"))
@@ -365,7 +366,7 @@ async def test_a_claim_on_sqlite_sorts_no_backlog(tmp_path: Path) -> None:
         account = (await new_account(db)).id
         now = utcnow()
         hook = await _backlog(db, account, now, rate_limit=None)
-        due = sql._due_rows(1)
+        due = sql.due_rows(1)
         params = {"now": now, "hook_0": hook, "limit_0": 8}
         sql_text, arguments = compiled_for(due, db.dialect, params).render(params)
         raw = sqlite3.connect(tmp_path / "claim.db")
@@ -377,7 +378,7 @@ async def test_a_claim_on_sqlite_sorts_no_backlog(tmp_path: Path) -> None:
             raw.close()
         assert "ix_deliveries_webhook_due" in plan and "TEMP B-TREE" not in plan, plan
         async with db.begin() as conn:
-            taken = await sql.claim_on_sqlite(
+            taken = await SQLiteDeliveries().claim(
                 conn,
                 _claim_of_eight(now),
             )
@@ -418,7 +419,7 @@ async def test_the_claim_and_the_look_run_cached_plans_whatever_the_rounds_limit
         for limit in range(1, 13):
             params = {**_claim_of_eight(now), "limit": limit, "per_endpoint": 8}
             claim, arguments = compiled_for(
-                sql.claim_on_postgres(params), pg_db.dialect, params
+                sql.postgres_claim(params), pg_db.dialect, params
             ).render(params)
             look, look_arguments = compiled_for(
                 sql.ANY_RATE_LIMITED_DUE, pg_db.dialect, {"now": now}
@@ -478,7 +479,7 @@ async def test_the_claims_cached_plan_reads_events_by_key_once_the_grown_tables_
         async def claim() -> dict[str, Any]:
             params = {**_claim_of_eight(now), "per_endpoint": 8, "a_id": []}
             text, arguments = compiled_for(
-                sql.claim_on_postgres(params, numbering=True), pg_db.dialect, params
+                sql.postgres_claim(params, numbering=True), pg_db.dialect, params
             ).render(params)
             transaction = raw.transaction()
             await transaction.start()
@@ -505,7 +506,7 @@ async def test_the_claims_cached_plan_reads_events_by_key_once_the_grown_tables_
     assert "Seq Scan" not in _scans(grown, "events"), _scans(grown, "events")
 
 
-async def test_a_claim_on_postgres_locks_only_the_rows_it_leases(pg_db: Database) -> None:
+async def test_the_postgres_claim_locks_only_the_rows_it_leases(pg_db: Database) -> None:
     """With 5 of its 8 slots busy, a webhook's claim takes 3 rows and locks those 3: another
     worker's claim (SKIP LOCKED) finds every other due row free while the first one's
     transaction is open. Before, the claim locked least(per_endpoint, limit) of the webhook's
@@ -517,7 +518,7 @@ async def test_a_claim_on_postgres_locks_only_the_rows_it_leases(pg_db: Database
     raw = await _raw(pg_db)
     try:
         async with pg_db.begin() as conn:
-            claimed = await fetch_all(conn, sql.claim_on_postgres(params), params)
+            claimed = await fetch_all(conn, sql.postgres_claim(params), params)
             free = await raw.fetchval(
                 "SELECT count(*) FROM (SELECT id FROM deliveries WHERE webhook_id = $1 "
                 "AND status = 'pending' FOR UPDATE SKIP LOCKED) AS unlocked",
@@ -542,9 +543,7 @@ async def test_a_claims_lease_is_written_beside_the_row_with_no_index_entry(
     now = utcnow()
     await _backlog(pg_db, account, now, rate_limit=None, size=500)
     params = _claim_of_eight(now)
-    text, arguments = compiled_for(sql.claim_on_postgres(params), pg_db.dialect, params).render(
-        params
-    )
+    text, arguments = compiled_for(sql.postgres_claim(params), pg_db.dialect, params).render(params)
     raw = await _raw(pg_db)
     try:
         transaction = raw.transaction()

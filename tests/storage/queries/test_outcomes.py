@@ -1,7 +1,7 @@
 """``storage.queries.deliveries``: the recorder's two forms store the same outcomes.
 
-Like the claim, the recorder's storing is written twice (``RECORD_ON_POSTGRES``, one statement;
-``manager._store_on_sqlite``, six). ``tests/delivery/test_manager.py`` runs the recorder's
+Like the claim, the recorder's storing is written twice (``PostgresDeliveries.record``, one
+statement; ``SQLiteDeliveries.record``, six). ``tests/delivery/test_manager.py`` runs the recorder's
 tests on both backends; here both forms run on the same rows, on PostgreSQL (the SQLite form's
 statements are plain Core, so they run there too), over random batches: deliveries leased to
 this worker, to another, cancelled under its lease or deleted, given once or twice, succeeded,
@@ -27,7 +27,13 @@ from hookline.delivery.manager import AttemptRecord
 from hookline.delivery.retry import ConnectFailed, Decision
 from hookline.delivery.sender import AttemptResult
 from hookline.storage.connector import Connection, PostgresConnector
-from hookline.storage.db import Database, fetch_all
+from hookline.storage.db import Database
+from hookline.storage.deliverystore import (
+    DeliveryStore,
+    Outcomes,
+    PostgresDeliveries,
+    SQLiteDeliveries,
+)
 from hookline.storage.models import attempt_rollups, deliveries, delivery_attempts, webhooks
 from hookline.storage.queries import deliveries as sql
 from hookline.timeutil import utcnow
@@ -113,21 +119,23 @@ def _batch(rng: random.Random, targets: list[Any], now: datetime) -> list[Attemp
     return batch
 
 
-async def _on_postgres(conn: Connection, batch: list[AttemptRecord], now: datetime) -> Any:
-    params = sql.outcome_arrays(
-        [manager._outcome_values(r) for r in batch],
-        worker=WORKER,
-        now=now,
-        rollup=manager._ROLLUP,
-    )
-    rows = await fetch_all(conn, sql.RECORD_ON_POSTGRES, params)
-    stored = [batch[row.n - 1].delivery_id for row in rows]
-    return stored, sorted({tuple(row)[1:] for row in rows if row.id is not None})
+def _form(store: DeliveryStore) -> Any:
+    """``store``'s recorder: the delivery ids it reports stored, and the rows of those
+    exhausted."""
+
+    async def record(conn: Connection, batch: list[AttemptRecord], now: datetime) -> Any:
+        values = [manager._outcome_values(r) for r in batch]
+        recorded = await store.record(conn, Outcomes(WORKER, now, values, manager._ROLLUP))
+        exhausted = [
+            tuple(v for k, v in row._mapping.items() if k != "n") for row in recorded.exhausted
+        ]
+        return [batch[n].delivery_id for n in recorded.stored], sorted(exhausted)
+
+    return record
 
 
-async def _on_sqlite(conn: Connection, batch: list[AttemptRecord], now: datetime) -> Any:
-    existing, exhausted = await manager._store_on_sqlite(conn, WORKER, batch, now)
-    return [r.delivery_id for r in existing], sorted(tuple(row) for row in exhausted)
+_on_postgres = _form(PostgresDeliveries())
+_on_sqlite = _form(SQLiteDeliveries())
 
 
 async def _stored(
@@ -320,7 +328,7 @@ async def test_the_recorders_cached_plan_locks_deliveries_by_their_key_however_y
         assert await raw.fetchval("SELECT pg_backend_pid()") == used  # one connection all along
         generic = await raw.fetchval(
             "SELECT generic_plans FROM pg_prepared_statements WHERE statement = $1",
-            sql.RECORD_ON_POSTGRES.compiled(pg_db.dialect).sql,
+            sql.RECORD.compiled(pg_db.dialect).sql,
         )
     assert generic == 2  # batches 6 and 7
     assert len(recorded) == 7, plans

@@ -22,6 +22,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from hookline.storage.connector import Connection
 from hookline.storage.lists import in_list
 from hookline.storage.models import SpelledTime, contacts, events
 from hookline.storage.queries.common import (
@@ -40,11 +41,9 @@ INSERT_WITH_EVENT = JointInsert(contacts, events)
 class spelled(FunctionElement[str]):
     """A timestamp column read in the contract's spelling (``timeutil.iso``: UTC, milliseconds
     truncated, ``Z``). On PostgreSQL the statement spells it (``to_char`` of the instant in UTC,
-    whatever the session's time zone): asyncpg's ``datetime`` and ``iso`` of it took ~2.5 µs a
-    value of the server's CPU, 102 values a page of 50 contacts, where PostgreSQL's ``to_char``
-    costs a fraction of that on its own core (bench/commentary.md, 101). On SQLite the column
-    as stored, which ``SpelledTime`` slices as it is read (spelling it in SQL there cost more than
-    the slice, 55)."""
+    whatever the session's time zone), cheaper there than asyncpg's ``datetime`` and ``iso`` of
+    it in the server. On SQLite the column as stored, which ``SpelledTime`` slices as it is
+    read (cheaper than spelling it in SQL there)."""
 
     name = "spelled"
     inherit_cache = True
@@ -98,15 +97,12 @@ class contact_json(FunctionElement[str]):
 
     On SQLite, fetching the ten columns, decoding them and building the dict a row cost more than
     having SQLite write the row as JSON, which the driver returns as one text that goes into the
-    response as it is (``orjson.Fragment``): from the fetch to the response's bytes, 2.13M
-    instructions a page of 50 against 1.64M (callgrind; bench/commentary.md, 141). The
-    timestamps are spelled as ``SpelledTime`` slices them, from text of the shape
-    ``_sqlite_text`` stores, which the ``GLOB`` checks (its ``?`` matches a character, as
-    Python's indexing counts them; ``[0-9]`` is stricter than ``isdigit``, so text it refuses
-    is still read the long way); any other text, or tags that are JSON ``null``
-    (``contact_out`` reads them as ``[]``), makes the row NULL.
-    PostgreSQL's JSON functions space their output (``{"id" : ...}``): NULL there, and the list
-    reads ``OUT`` on PostgreSQL."""
+    response as it is (``orjson.Fragment``). The timestamps are spelled as ``SpelledTime`` slices
+    them, from text of the shape ``_sqlite_text`` stores, which the ``GLOB`` checks (its ``?``
+    matches a character, as Python's indexing counts them; ``[0-9]`` is stricter than ``isdigit``,
+    so text it refuses is still read the long way); any other text, or tags that are JSON ``null``
+    (``contact_out`` reads them as ``[]``), makes the row NULL. PostgreSQL's JSON functions space
+    their output (``{"id" : ...}``): NULL there, and the list reads ``OUT`` on PostgreSQL."""
 
     name = "contact_json"
     inherit_cache = True
@@ -181,6 +177,16 @@ BY_EMAILS_FOR_UPDATE = Query(
 """The account's contacts whose email is one of ``keys``."""
 
 LOCK_FOR_BULK = Query(select(func.pg_advisory_xact_lock(bindparam("lock", type_=BigInteger))))
+
+
+async def take_bulk_turn(conn: Connection, lock: int) -> None:
+    """Bulk upserts of one account take turns, so two never create the same contact twice:
+    PostgreSQL's transaction-scoped advisory lock; SQLite's one writer already runs them in
+    turn."""
+    if conn.dialect.name == "postgresql":
+        await conn.execute(LOCK_FOR_BULK, {"lock": lock})
+
+
 """PostgreSQL: the account's bulk-upsert lock (``lock``), held to the end of the transaction."""
 
 DO_NOT_CALL_OF = Query(select(contacts.c.do_not_call).where(*owned(contacts)))
@@ -263,4 +269,12 @@ LIST = QueryShapes(_list)
 
 JSON_COLUMNS = (contacts.c.id, contact_json().label("json"))
 LIST_JSON = QueryShapes(lambda shape: _list(shape, JSON_COLUMNS))
+
+
+def list_json(conn: Connection) -> QueryShapes | None:
+    """``LIST_JSON`` where the database writes each contact's JSON exactly as ``contact_out``
+    would (SQLite); None where it cannot (PostgreSQL spaces its JSON): the list reads ``OUT``."""
+    return LIST_JSON if conn.dialect.name == "sqlite" else None
+
+
 """``LIST`` as ``(id, json)`` rows: each contact's JSON written by SQLite (``contact_json``)."""

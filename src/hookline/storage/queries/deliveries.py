@@ -3,9 +3,8 @@ API, retention and recovery. ``delivery.manager`` (the worker's engine) and, on 
 side, ``domain.deliveries``, ``domain.recovery`` and ``domain.queue`` decide what to run and
 with which values; the SQL is here, and only here.
 
-Statements are built once, at import, with named bind parameters, never per call: building a
-Core statement costs more than running it (150-450 µs each on the benchmark machine, several
-per claim cycle; docs/benchmarks.md). Each is a ``Query``, compiled once per dialect
+Statements are built once, at import, with named bind parameters, never per call (building one
+costs more than running it). Each is a ``Query``, compiled once per dialect
 (``storage.statements``); one whose shape varies is a ``QueryShapes`` or a builder cached per
 shape. A list is one parameter (``storage.lists``), so a statement's SQL is the same for any
 length and the drivers reuse its prepared form. Row locks are written once, for PostgreSQL:
@@ -15,13 +14,11 @@ serializes the worker's transactions.
 Lock order, on PostgreSQL: a transaction that may wait for row locks takes webhook rows first
 (in id order), then delivery rows (in id order), then the rollup counters (in their key
 order), as a webhook's PATCH or DELETE does (the row, then its deliveries). The recorder holds
-its batch's webhooks before anything else for that (``RECORD_ON_POSTGRES``' ``hooks``). A
-statement that takes them another way never waits: the claims lock ``SKIP LOCKED``.
+its batch's webhooks before anything else for that (``RECORD``'s ``hooks``). A statement that
+takes them another way never waits: the claims lock ``SKIP LOCKED``.
 
-The claim is the one statement written twice, side by side below: ``claim_on_postgres`` (one
-statement, ``SKIP LOCKED``) and ``claim_on_sqlite`` (the same steps as three statements, run
-inline under the single writer). Both take ``claim_params(...)`` and return the same rows;
-``tests/delivery/test_manager.py`` runs every claim test on both backends.
+Where the backends need different statements (the claim, the recorder, the fan-out's writes),
+both forms are here and ``storage.deliverystore`` runs each backend's.
 """
 
 from __future__ import annotations
@@ -60,8 +57,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql
 
-from hookline.storage.connector import Connection
-from hookline.storage.db import Database, fetch_all
 from hookline.storage.lists import StringList, in_list, not_in_list
 from hookline.storage.models import deliveries as dlv
 from hookline.storage.models import delivery_attempts, events, webhooks
@@ -117,7 +112,13 @@ UNDISPATCHED = Query(_undispatched())
 
 def _active_webhooks(of_accounts: ColumnElement[bool]) -> Select[Any]:
     return (
-        select(webhooks.c.id, webhooks.c.account_id, webhooks.c.events, webhooks.c.filter)
+        select(
+            webhooks.c.id,
+            webhooks.c.account_id,
+            webhooks.c.events,
+            webhooks.c.filter,
+            webhooks.c.rate_limit.is_not(None).label("rate_limited"),
+        )
         .where(of_accounts, webhooks.c.is_active == true())
         .order_by(webhooks.c.id)
         # FOR KEY SHARE: a concurrent DELETE of a webhook waits for this batch (and then
@@ -137,11 +138,8 @@ INSERT_DELIVERY = Query(insert(dlv))
 
 
 # PostgreSQL: a batch of rows as ONE statement over arrays (``unnest``), not ``execute_many``'s
-# one execution per row. PostgreSQL's CPU per delivery was the drain's limit on the benchmark
-# machine (it shares a core with the receiver: ~400 µs per delivery, four executions of a
-# statement per delivery in the fan-out and the recorder); one execution per batch plans and
-# starts the executor once. SQLite keeps ``execute_many`` (in process: no round trips, and
-# its per-row cost is the row's own).
+# one execution per row: one execution per batch plans and starts the executor once. SQLite
+# keeps ``execute_many`` (in process: no round trips).
 def array_params(table: Any, names: Sequence[str]) -> list[Any]:
     """A bind parameter per column, typed as an array of the column's type (``a_<name>``)."""
     params = []
@@ -179,27 +177,24 @@ _DELIVERY_NAMES = tuple(column.name for column in dlv.c)
 # at a time: a number is never committed after a higher one (SQLite's single writer
 # serializes dispatches anyway). A reader that saw number N never later finds a new one below.
 _STREAM_LOCK_KEY = 7264711845227365
-_STREAM_LOCK = Query(
+STREAM_LOCK = Query(
     select(func.pg_advisory_xact_lock(literal_column(str(_STREAM_LOCK_KEY))).label("locked"))
 )
-_LAST_STREAM_SEQ = Query(select(func.coalesce(func.max(events.c.stream_seq), 0).label("last")))
+LAST_STREAM_SEQ = Query(select(func.coalesce(func.max(events.c.stream_seq), 0).label("last")))
 # Marked dispatched and numbered in one UPDATE: each is a new version of the (wide) event row
 # with every index of ``events`` written again, so two UPDATEs were twice the work.
-_DISPATCHED_AS = Query(
+DISPATCHED_AS = Query(
     update(events)
     .where(events.c.id == bindparam("b_id"))
     .values(dispatched=True, stream_seq=bindparam("b_seq", type_=events.c.stream_seq.type))
 )
 
 
-# PostgreSQL: the numbers follow the highest one in the same statement (one round trip, not
-# two); it runs after the lock's statement, so its snapshot sees every number committed before.
-# ``LIMIT cardinality(:a_id)`` changes no result (it is every id): it is how a pooled
-# connection's cached generic plan counts the ids, as one (a tenth of an array's presumed ten),
-# where it counted ten, and ten probes of ``pk_events`` cost more than one pass over ``events``
-# until the table has ~80 pages: each round of a young database's window read every event to
-# number a few (docs/benchmarks.md, 152). Custom plans count the array exactly.
-_NUMBERING_ON_POSTGRES = (
+# PostgreSQL: the numbers follow the highest one in the same statement; it runs after the
+# lock's statement, so its snapshot sees every number committed before. ``LIMIT
+# cardinality(:a_id)`` changes no result: it makes a cached generic plan count the ids as few,
+# so it probes ``pk_events`` rather than reading the table.
+_NUMBERING = (
     "UPDATE events SET dispatched = true, stream_seq = last.seq + numbered.n "
     "FROM (SELECT id, n FROM unnest(:a_id) WITH ORDINALITY AS numbered(id, n) "
     "LIMIT cardinality(:a_id)) AS numbered, "
@@ -207,62 +202,21 @@ _NUMBERING_ON_POSTGRES = (
     "WHERE events.id = numbered.id"
 )
 _EVENT_IDS = bindparam("a_id", type_=postgresql.ARRAY(String()))
-_DISPATCHED_AS_ON_POSTGRES = Query(text(_NUMBERING_ON_POSTGRES).bindparams(_EVENT_IDS))
+NUMBER_EVENTS = Query(text(_NUMBERING).bindparams(_EVENT_IDS))
 
 
-# PostgreSQL: the fan-out's INSERT takes the stream's lock itself, so that a dispatch with
-# deliveries to write makes one round trip fewer (the lock's own statement was one of the nine
-# of a dispatch round, each a wait for a PostgreSQL that shares its core: docs/benchmarks.md).
-# The lock is a one-row subquery joined to the rows (a volatile function: never pulled up, so
-# evaluated whatever the statement's other columns); the numbering UPDATE is a later statement,
-# so its snapshot is taken after the lock, as before. Names and a constant: no input in the text.
-INSERT_DELIVERIES_LOCKING_STREAM = _unnest_insert(
+# PostgreSQL: the fan-out's INSERT takes the stream's lock itself (one round trip fewer), as a
+# one-row subquery joined to the rows (a volatile function: never pulled up); the numbering is
+# a later statement, so its snapshot is taken after the lock. Names and a constant: no input.
+INSERT_DELIVERIES = _unnest_insert(
     dlv, _DELIVERY_NAMES, f", (SELECT pg_advisory_xact_lock({_STREAM_LOCK_KEY})) AS stream"
 )
 
 
-async def fan_out(
-    conn: Connection, rows: Sequence[Mapping[str, Any]], event_ids: Sequence[str]
-) -> None:
-    """Insert a dispatch's delivery ``rows`` (each supplies every column), then mark its
-    ``event_ids`` dispatched and give them, in order, the next stream numbers, in ``conn``'s
-    transaction."""
-    if conn.dialect.name == "postgresql":
-        await insert_deliveries_on_postgres(conn, rows)
-        await number_events_on_postgres(conn, event_ids)
-        return
-    if rows:
-        await conn.execute_many(INSERT_DELIVERY, list(rows))
-    last = int((await fetch_all(conn, _LAST_STREAM_SEQ, {}))[0].last)
-    seqs = list(range(last + 1, last + 1 + len(event_ids)))
-    numbered = zip(event_ids, seqs, strict=True)
-    await conn.execute_many(_DISPATCHED_AS, [{"b_id": i, "b_seq": seq} for i, seq in numbered])
-
-
-async def insert_deliveries_on_postgres(
-    conn: Connection, rows: Sequence[Mapping[str, Any]]
-) -> None:
-    """A dispatch's first write on PostgreSQL: its delivery ``rows`` inserted, and the stream's
-    lock taken (by the INSERT, or by its own statement when there is no row to write); the
-    numbering (``number_events_on_postgres``, or the claim that numbers, ``claim_on_postgres``
-    with ``numbering``) must be a later statement of the transaction."""
-    if rows:
-        await conn.execute(INSERT_DELIVERIES_LOCKING_STREAM, as_arrays(rows, _DELIVERY_NAMES))
-    else:
-        await fetch_all(conn, _STREAM_LOCK, {})
-
-
-async def number_events_on_postgres(conn: Connection, event_ids: Sequence[str]) -> None:
-    """Mark ``event_ids`` dispatched with the next stream numbers, in order (after
-    ``insert_deliveries_on_postgres``, in its transaction)."""
-    await conn.execute(_DISPATCHED_AS_ON_POSTGRES, {"a_id": list(event_ids)})
-
-
-# PostgreSQL: a dispatch round's first statement (``DISPATCH_LOOK_ON_POSTGRES``, built below
-# from the same selects), what were three round trips of its eight (docs/benchmarks.md, 98):
-# ``UNDISPATCHED``, ``ACTIVE_WEBHOOKS`` of the accounts it found, and ``ANY_RATE_LIMITED_DUE``,
-# which the round's claim then skips when it found nothing and no new delivery is a
-# rate-limited webhook's. The kinds of its rows:
+# PostgreSQL: a dispatch round's first statement (``DISPATCH_LOOK``, built below from the same
+# selects): ``UNDISPATCHED``, ``ACTIVE_WEBHOOKS`` of the accounts it found, and
+# ``ANY_RATE_LIMITED_DUE``, which the round's claim then skips when it found nothing and no new
+# delivery is a rate-limited webhook's. The kinds of its rows:
 DISPATCH_EVENT = "e"
 DISPATCH_WEBHOOK = "w"
 DISPATCH_RATE_LIMITED_DUE = "r"
@@ -271,7 +225,7 @@ DISPATCH_RATE_LIMITED_DUE = "r"
 # -- claiming ---------------------------------------------------------------------------------
 
 
-# A claim's row: what ``manager._claim_of`` reads, from both forms of the claim.
+# A claim's row, from both forms of the claim.
 def _claim_columns(data: Any, previous_attributes: Any) -> tuple[Any, ...]:
     return (
         dlv.c.id,
@@ -332,15 +286,9 @@ _STORED_JSON_COLUMNS = (
     type_coerce(events.c.data, StoredJson()).label("data"),
     type_coerce(events.c.previous_attributes, StoredJson()).label("previous_attributes"),
 )
-CLAIMS_ON_SQLITE = _claims(*_STORED_JSON_COLUMNS)
-"""``CLAIMS`` with the event's JSON as stored (``StoredJson``): about 3% of the worker's CPU per
-delivery on SQLite went to decoding it for the claim and encoding it again for the body."""
-
-
-async def load_claims(conn: Connection, delivery_ids: Sequence[str]) -> list[Any]:
-    """The claims (``CLAIMS``' rows) of the leased deliveries ``delivery_ids``, in due order."""
-    claims = CLAIMS if conn.dialect.name == "postgresql" else CLAIMS_ON_SQLITE
-    return await fetch_all(conn, claims, {"ids": list(delivery_ids)})
+CLAIMS_AS_STORED = _claims(*_STORED_JSON_COLUMNS)
+"""``CLAIMS`` with the event's JSON as stored (``StoredJson``): on SQLite, not decoded for the
+claim to be encoded again for the body."""
 
 
 LEASE = Query(
@@ -382,17 +330,6 @@ def claim_params(
         "until": until,
         "now": now,
     }
-
-
-async def claim_unlimited(source: Database | Connection, params: Params) -> list[Any]:
-    """Lease due deliveries of webhooks without a rate limit (``claim_params``) and return
-    their claims, oldest due first: on PostgreSQL ``claim_on_postgres`` (given the
-    ``Database``, one statement in autocommit), on SQLite ``claim_on_sqlite`` in the caller's
-    transaction."""
-    if source.dialect.name == "postgresql":
-        return await fetch_all(source, claim_on_postgres(params), params)
-    assert isinstance(source, Connection), "on SQLite a claim runs in the writer's transaction"
-    return await claim_on_sqlite(source, params)
 
 
 def _lease_free() -> ColumnElement[bool]:
@@ -443,7 +380,7 @@ def _hooks_with_due_work(skip_saturated: bool) -> Any:
         webhooks.c.id, first_due.label("first_due"), _IS_OPEN.label("circuit_open")
     ).where(
         webhooks.c.is_active == true(),
-        webhooks.c.rate_limit.is_(None),  # those are claimed by manager._claim_rate_limited
+        webhooks.c.rate_limit.is_(None),  # claimed by their own window's rule
         _PROBE_ALLOWED,
     )
     if skip_saturated:
@@ -457,13 +394,13 @@ def _hooks_with_due_work(skip_saturated: bool) -> Any:
     )
 
 
-_HOOKS_WITH_DUE_WORK = {flag: Query(_hooks_with_due_work(flag)) for flag in (False, True)}
+HOOKS_WITH_DUE_WORK = {flag: Query(_hooks_with_due_work(flag)) for flag in (False, True)}
 
 
 @functools.lru_cache(maxsize=256)
-def _due_rows(hooks: int) -> Query:
+def due_rows(hooks: int) -> Query:
     """Each of ``hooks`` webhooks' oldest claimable deliveries, up to its free slots, as claims
-    (``CLAIMS_ON_SQLITE``' columns and ``next_attempt_at``) in one statement (parameters
+    (``CLAIMS_AS_STORED``' columns and ``next_attempt_at``) in one statement (parameters
     ``hook_<i>`` and ``limit_<i>``); built once per count."""
     parts = []
     for i in range(hooks):
@@ -483,67 +420,23 @@ def _due_rows(hooks: int) -> Query:
     return Query(union_all(*parts) if len(parts) > 1 else parts[0])
 
 
-async def claim_on_sqlite(conn: Connection, params: Params) -> list[Any]:
-    """``claim_on_postgres``'s steps, one statement each: the webhooks with due work, each
-    one's oldest claimable rows up to its free slots (read as claims: the single writer holds
-    them until the COMMIT), and the oldest ``limit`` of those leased. Reading the claims with
-    the due rows, not again by id once leased, was one statement of five fewer per round."""
-    now, limit, saturated = params["now"], params["limit"], params["saturated"]
-    probe: dict[str, Any] = {"now": now, "limit": limit, "open_after": params["open_after"]}
-    if saturated:
-        probe["saturated"] = saturated
-    hooks = await fetch_all(conn, _HOOKS_WITH_DUE_WORK[bool(saturated)], probe)
-    if not hooks:
-        return []
-    busy = dict(zip(params["busy_hooks"], params["busy_counts"], strict=True))
-    due: dict[str, Any] = {"now": now}
-    for i, hook in enumerate(hooks):
-        slots = params["probe_room"] if hook.circuit_open else params["per_endpoint"]
-        due[f"hook_{i}"] = hook.id
-        # No more than the round takes: every row read is a claim read.
-        due[f"limit_{i}"] = max(0, min(limit, slots - busy.get(hook.id, 0)))
-    rows = await fetch_all(conn, _due_rows(len(hooks)), due)
-    claims = sorted(rows, key=lambda row: (row.next_attempt_at, row.id))[:limit]
-    if not claims:
-        return []
-    picked = [claim.id for claim in claims]
-    lease = {"ids": picked, "b_worker": params["worker"], "b_until": params["until"], "now": now}
-    await conn.execute(LEASE, lease)
-    probing = {hook.id for hook in hooks if hook.circuit_open}
-    probed = sorted(probing.intersection(claim.webhook_id for claim in claims))
-    if probed:
-        await conn.execute(HOLD_PROBES, {"ids": probed, "b_until": params["until"]})
-    return claims
-
-
-# PostgreSQL: the same claim as ``claim_on_sqlite``'s statements, in one (a round trip each
-# was most of a claim round's time: the worker's claim rounds ran back to back at full speed,
-# and a round took 14 ms for ~32 claims; docs/benchmarks.md). Steps, as CTEs: the webhooks with
-# due work and their free slots (``_hooks_with_due_work``), each one's oldest claimable rows
-# locked SKIP LOCKED (``_due_rows``, as a LATERAL join), the oldest ``limit`` of those leased
-# (``LEASE``), and the claims read back (``CLAIMS``). The predicates repeat those of the Core
-# statements above, so the partial indexes serve them. Concurrent workers take disjoint rows
-# without waiting.
+# PostgreSQL: the same claim as ``SQLiteDeliveries.claim``'s statements, in one. Steps, as CTEs:
+# the webhooks with due work and their free slots (``_hooks_with_due_work``), each one's oldest
+# claimable rows locked SKIP LOCKED (``due_rows``, as a LATERAL join), the oldest ``limit`` of
+# those leased (``LEASE``), and the claims read back (``CLAIMS``). The predicates repeat those
+# of the Core statements above, so the partial indexes serve them. Concurrent workers take
+# disjoint rows without waiting.
 #
 # A webhook's rows are picked by a row comparison, ``(webhook_id, next_attempt_at) BETWEEN
-# (hook, -infinity) AND (hook, :now)``, in the order ``webhook_id, next_attempt_at``, not by
-# ``webhook_id = hook``: with the equality, PostgreSQL drops ``webhook_id`` from the order (it
-# is constant) and, taking every webhook for a third of the rows, walked ``ix_deliveries_due``
-# in time order filtering on the webhook, through every due row of the others: beside a hanging
-# and a failing endpoint's backlogs the healthy one's claim read 6,000 index entries, three
-# times a claim (7-10 ms each, at 3,000 rows per backlog; docs/benchmarks.md). Only
-# ``ix_deliveries_webhook_due`` serves the row comparison and the order, so a webhook's
-# probe reads its own rows whatever the others' backlogs.
+# (hook, -infinity) AND (hook, :now)``, not by ``webhook_id = hook``: with the equality,
+# PostgreSQL drops ``webhook_id`` from the order and may walk ``ix_deliveries_due`` through
+# every other webhook's backlog. Only ``ix_deliveries_webhook_due`` serves the comparison, so a
+# webhook's probe reads its own rows whatever the others' backlogs.
 #
-# One text per worker (its ``per_endpoint``, a setting), so PostgreSQL plans it five times per
-# pooled connection and then runs its generic plan: with one text per ``least(per_endpoint,
-# limit)``, the free slots of the round, nearly every claim was planned (125 plans for 129
-# claims in a 4,000-event drain, ~1.5 ms each: 50 µs of PostgreSQL's CPU per delivery;
-# docs/benchmarks.md). The generic plan is the same index walk (``LIMIT hooks.room`` is not
-# known when planning either way; the constant inner ``LIMIT`` tells the planner how few rows
-# a webhook gives).
+# One text per worker (its ``per_endpoint``, a setting), not per round's ``limit``, so
+# PostgreSQL runs a cached generic plan rather than planning nearly every claim.
 # Names and a number only (``slots``, an int): no input reaches the text.
-_CLAIM_ON_POSTGRES = """
+_POSTGRES_CLAIM = """
 WITH busy AS (
     SELECT hook, n FROM unnest(:busy_hooks, :busy_counts) AS b(hook, n)
 ), probed AS (
@@ -572,7 +465,7 @@ WITH busy AS (
     ORDER BY probed.first_due, probed.id
     LIMIT :limit
 ), due AS (
-    -- The inner LIMIT is a constant (``claim_on_postgres``: per_endpoint, which ``room`` never
+    -- The inner LIMIT is a constant (``postgres_claim``: per_endpoint, which ``room`` never
     -- exceeds): with ``LIMIT hooks.room`` alone PostgreSQL assumed a tenth of the webhook's
     -- rows and chose to sort them from another index. The outer LIMIT takes the first ``room``
     -- rows as the index walk yields them, oldest first (the webhook is constant, so its order
@@ -621,36 +514,24 @@ ORDER BY leased.next_attempt_at, leased.id
 """
 
 
-def claim_on_postgres(params: Params, *, numbering: bool = False) -> Query:
+def postgres_claim(params: Params, *, numbering: bool = False) -> Query:
     """The PostgreSQL claim for ``params`` (``claim_params``): its text caps the rows of one
     webhook at ``per_endpoint``, a constant, so that the planner knows how few rows a webhook
     gives; one text per ``per_endpoint`` (a worker's setting), whatever the round's ``limit``,
     so its plan is cached. ``numbering``: the claim also marks the events ``a_id`` dispatched
-    with the next stream numbers (``number_and_claim_on_postgres``)."""
-    return _claim_on_postgres(int(params["per_endpoint"]), numbering)
-
-
-async def number_and_claim_on_postgres(
-    conn: Connection, event_ids: Sequence[str], params: Params
-) -> list[Any]:
-    """A dispatch round's last statement on PostgreSQL: its events numbered
-    (``number_events_on_postgres``) and the claim (``claim_unlimited``), one round trip where
-    they were two. After ``insert_deliveries_on_postgres``, in its transaction: the numbering
-    then reads the highest number after the stream's lock was taken (a statement's snapshot is
-    taken when it starts), and the claim sees the deliveries just inserted."""
-    numbered = {**params, "a_id": list(event_ids)}
-    return await fetch_all(conn, claim_on_postgres(params, numbering=True), numbered)
+    with the next stream numbers (``number_and_postgres_claim``)."""
+    return _postgres_claim(int(params["per_endpoint"]), numbering)
 
 
 # The numbering as a data-modifying CTE in front of the claim's: PostgreSQL runs it to the end
 # whether or not the query reads it, with the claim's snapshot; the claim reads the events'
 # type and data, which it does not change.
-_NUMBERING_CTE = f"\nWITH dispatched AS ({_NUMBERING_ON_POSTGRES}), "
+_NUMBERING_CTE = f"\nWITH dispatched AS ({_NUMBERING}), "
 
 
 @functools.lru_cache(maxsize=16)
-def _claim_on_postgres(slots: int, numbering: bool) -> Query:
-    claim = _CLAIM_ON_POSTGRES.format(slots=int(slots))
+def _postgres_claim(slots: int, numbering: bool) -> Query:
+    claim = _POSTGRES_CLAIM.format(slots=int(slots))
     if numbering:
         claim = _NUMBERING_CTE + claim.removeprefix("\nWITH ")
     return Query(
@@ -679,10 +560,8 @@ _ONE = literal_column("1", Integer())  # a LIMIT written into the text (ANY_RATE
 
 
 def _rate_limited_with_due_work(*, lock: bool) -> Any:
-    # A scalar subquery (one index probe per rate-limited webhook), not EXISTS: PostgreSQL
-    # turned the EXISTS into a semi-join that read every due delivery of every webhook, rate
-    # limited or not, to find none (6 ms per claim round at 10,000 due rows; docs/benchmarks.md).
-    # A scalar subquery is never pulled up, so it runs only for the few rate-limited webhooks.
+    # A scalar subquery (one index probe per rate-limited webhook), not EXISTS, which PostgreSQL
+    # turns into a semi-join over every due delivery; a scalar subquery is never pulled up.
     due = (
         select(dlv.c.id)
         .where(dlv.c.webhook_id == webhooks.c.id, IS_PENDING, dlv.c.next_attempt_at <= _NOW)
@@ -708,22 +587,18 @@ RATE_LIMITED_TO_CLAIM = Query(_rate_limited_with_due_work(lock=True))
 """Rate-limited webhooks with due work, but ``saturated``, each row held (FOR NO KEY UPDATE
 SKIP LOCKED: another worker skips that webhook until this claim commits)."""
 RATE_LIMITED_WAITING = Query(_rate_limited_with_due_work(lock=False))
-# LIMIT 1 as a constant, not a bind parameter: planning a generic plan, PostgreSQL takes a
-# bound LIMIT for a tenth of the rows, so the generic plan costed twice the custom one and the
-# look was planned afresh on every call, for ever (124 plans in 121 calls in a drain, ~1 ms of
-# PostgreSQL each: the planner reads the due index's end for ``next_attempt_at <= now``). With
-# the constant both plans cost the same and the look runs its cached plan from the sixth call.
+# LIMIT 1 as a constant, not a bind parameter: a generic plan takes a bound LIMIT for a tenth
+# of the rows and is never preferred, so the look would be planned afresh on every call.
 ANY_RATE_LIMITED_DUE = Query(_rate_limited_with_due_work(lock=False).limit(_ONE))
 
 
-def _dispatch_look_on_postgres() -> CompoundSelect[Any]:
-    """``DISPATCH_LOOK_ON_POSTGRES``: ``UNDISPATCHED``, ``ACTIVE_WEBHOOKS`` of the accounts it
+def _dispatch_look() -> CompoundSelect[Any]:
+    """``DISPATCH_LOOK``: ``UNDISPATCHED``, ``ACTIVE_WEBHOOKS`` of the accounts it
     found and ``ANY_RATE_LIMITED_DUE``, the same selects with their locks, as CTEs of one
     statement (the first two MATERIALIZED, so each runs once and locks what it read)."""
     pending = _undispatched().cte("pending").prefix_with("MATERIALIZED")
     hooks = (
         _active_webhooks(webhooks.c.account_id.in_(select(pending.c.account_id)))
-        .add_columns(webhooks.c.rate_limit.is_not(None).label("rate_limited"))
         .cte("hooks")
         .prefix_with("MATERIALIZED")
     )
@@ -763,7 +638,7 @@ def _nulls_of(*columns: ColumnElement[Any]) -> list[ColumnElement[Any]]:
     return [cast(null(), column.type).label(column.name) for column in columns]
 
 
-DISPATCH_LOOK_ON_POSTGRES = Query(_dispatch_look_on_postgres())
+DISPATCH_LOOK = Query(_dispatch_look())
 """A PostgreSQL dispatch round's events, their accounts' webhooks and its look for
 rate-limited work (parameters ``limit``, ``now``), in one statement of its transaction: one
 row per event (kind ``DISPATCH_EVENT``), per webhook (``DISPATCH_WEBHOOK``, with whether it
@@ -836,8 +711,8 @@ NEXT_WAKES = Query(_next_wakes())
 
 # -- outcomes ---------------------------------------------------------------------------------
 
-# SQLite's form of the recorder (``manager._store_on_sqlite``; PostgreSQL's is
-# ``RECORD_ON_POSTGRES`` below), run under the single writer.
+# SQLite's form of the recorder (``SQLiteDeliveries.record``; PostgreSQL's is ``RECORD``
+# below), run under the single writer.
 DELIVERY_STATES = Query(
     select(dlv.c.id, dlv.c.leased_by, dlv.c.status).where(in_list(dlv.c.id, "ids"))
 )
@@ -883,7 +758,7 @@ HEAL = Query(
 
 # PostgreSQL: a whole batch of outcomes as ONE statement, in autocommit when nothing is left
 # for Python to decide (every attempt succeeded), else the first statement of the recorder's
-# transaction. It does what the SQLite form does in six (``manager._store_on_sqlite``):
+# transaction. It does what the SQLite form does in six (``SQLiteDeliveries.record``):
 #   hooks    the batch's webhooks' rows, FOR NO KEY UPDATE, in id order, before any other row
 #            (the lock order, in the module's docstring): the health written after the
 #            statement, in its transaction, then never waits while holding deliveries or
@@ -895,7 +770,7 @@ HEAL = Query(
 #   attempts every stored attempt, in batch order;
 #   counted  the rollup counters (``delivery.stats``: per span, one per status with
 #            ``any_latency``, one per latency bin with ``any_status``), in one order
-#            (C collation: Python's string order, so it is ``stats.rollup_rows``' order) so
+#            (C collation: Python's string order, the SQLite form's order) so
 #            concurrent recorders never deadlock on them;
 #   moved    each owned delivery's next state, once (a delivery twice in a batch, never by
 #            design, moves by its first outcome, as one UPDATE per row would: the second finds
@@ -904,25 +779,16 @@ HEAL = Query(
 # and returns one row per stored outcome: its ordinal ``n`` in the batch and, when its delivery
 # just failed for good, the delivery (for ``delivery.exhausted``), else NULLs.
 #
-# ``locked`` reads each delivery in a LATERAL subquery of its own (planned apart, one id a run),
-# not by ``id = ANY(:a_delivery_id)``: each pooled connection runs its cached generic plan,
-# made at the sixth run on the table as it was then, and for ``= ANY`` of an array of unknown
-# length PostgreSQL costs ten index probes against one pass over a few pages, so a plan made
-# at a few hundred rows (a young database's, just analyzed: ``manager.analyze_young_tables``)
-# read all of ``deliveries`` sequentially at every batch while the table grew (11 ms a batch
-# at 6,300 rows, 0.1 ms by the key; docs/benchmarks.md, 129). One probe by the key costs less
-# than a pass from ~200 rows on. ``LIMIT cardinality(..)`` changes no result (the distinct ids
-# are never more): it is how the generic plan counts the ids, as one (a tenth of the array's
-# ten), where the custom plans count them exactly; costed at ten probes, the generic plan cost
-# more than a small batch's custom plans and PostgreSQL planned every run afresh, ~1 ms each.
-# ``moved``'s UPDATE joins by ``id``: its plan, made from a young table's statistics, read the
-# whole table (docs/benchmarks.md, 130) until the worker's next look had the grown tables
-# analyzed again (``manager.analyze_young_tables``; 152), and probes by the key since.
-_OUTCOME_ATTEMPT_NAMES: tuple[str, ...] = ("delivery_id", "webhook_id", "started_at")
-_OUTCOME_ATTEMPT_NAMES += ("duration_ms", "status_code", "error", "response_body", "succeeded")
-_OUTCOME_NAMES = (*_OUTCOME_ATTEMPT_NAMES, "status", "next_attempt_at", "second", "rollup_status")
-_OUTCOME_NAMES += ("latency_bin",)
-_RECORD_ON_POSTGRES_SQL = """
+# ``locked`` reads each delivery in a LATERAL subquery of its own (one primary-key probe per
+# id), not by ``id = ANY(:a_delivery_id)``: a pooled connection's cached generic plan costs
+# ``= ANY`` of an array of unknown length at ten probes and, made on a young table, reads the
+# whole table at every batch. ``LIMIT cardinality(..)`` changes no result: it makes the generic
+# plan count the ids as few, so PostgreSQL keeps it instead of planning every run.
+OUTCOME_ATTEMPT_NAMES: tuple[str, ...] = ("delivery_id", "webhook_id", "started_at")
+OUTCOME_ATTEMPT_NAMES += ("duration_ms", "status_code", "error", "response_body", "succeeded")
+OUTCOME_NAMES = (*OUTCOME_ATTEMPT_NAMES, "status", "next_attempt_at", "second", "rollup_status")
+OUTCOME_NAMES += ("latency_bin",)
+_RECORD_SQL = """
 WITH outcome AS (
     SELECT * FROM unnest(:a_delivery_id, :a_webhook_id, :a_started_at, :a_duration_ms,
         :a_status_code, :a_error, :a_response_body, :a_succeeded, :a_status, :a_next_attempt_at,
@@ -998,11 +864,11 @@ SELECT stored.n, moved.id, moved.webhook_id, moved.event_id, moved.event_type, m
 FROM stored LEFT JOIN moved ON moved.id = stored.delivery_id AND moved.status = 'failed'
 ORDER BY stored.n
 """
-RECORD_ON_POSTGRES = Query(
+RECORD = Query(
     # HEAL's condition, spelled once; a constant: no input reaches the text.
-    text(_RECORD_ON_POSTGRES_SQL.format(not_healthy=_NOT_HEALTHY))
+    text(_RECORD_SQL.format(not_healthy=_NOT_HEALTHY))
     .bindparams(
-        *array_params(delivery_attempts, _OUTCOME_ATTEMPT_NAMES),
+        *array_params(delivery_attempts, OUTCOME_ATTEMPT_NAMES),
         *array_params(dlv, ("status", "next_attempt_at")),
         bindparam("a_second", type_=postgresql.ARRAY(BigInteger())),
         bindparam("a_rollup_status", type_=postgresql.ARRAY(String())),
@@ -1021,12 +887,12 @@ RECORD_ON_POSTGRES = Query(
 def outcome_arrays(
     outcomes: Sequence[tuple[Any, ...]], *, worker: str, now: datetime, rollup: Mapping[str, Any]
 ) -> dict[str, Any]:
-    """``RECORD_ON_POSTGRES``'s parameters: ``outcomes`` one tuple per attempt, its values in
-    ``_OUTCOME_NAMES``' order; ``rollup`` the counters' constants (``spans``, ``any_status``,
+    """``RECORD``'s parameters: ``outcomes`` one tuple per attempt, its values in
+    ``OUTCOME_NAMES``' order; ``rollup`` the counters' constants (``spans``, ``any_status``,
     ``any_latency``)."""
     columns = zip(*outcomes, strict=True)
     arrays = {
-        f"a_{name}": list(values) for name, values in zip(_OUTCOME_NAMES, columns, strict=True)
+        f"a_{name}": list(values) for name, values in zip(OUTCOME_NAMES, columns, strict=True)
     }
     return {**arrays, **rollup, "worker": worker, "now": now}
 
@@ -1267,14 +1133,14 @@ WEBHOOK_FOR_RECOVERY = _webhook_for_recovery(lock=False)
 WEBHOOK_FOR_RECOVERY_LOCKED = _webhook_for_recovery(lock=True)
 
 
-# PostgreSQL: the statistics of a young database (``manager.analyze_young_tables``). A table
+# PostgreSQL: the statistics of a young database (``PostgresDeliveries.analyze_if_young``). A table
 # never analyzed has ``reltuples`` -1, and one analyzed has in ``relpages`` its pages then;
 # autovacuum analyzes it only at its next look (``autovacuum_naptime``, a minute by default),
 # and meanwhile each pooled connection's cached generic plans of the worker's statements are
 # the ones made on the table as it was at the last ``ANALYZE`` (or before any). A table is
 # young until analyzed, and again once it holds half as many pages again as then (an empty one
 # is not: its plans read nothing).
-YOUNG_TABLES_ON_POSTGRES = Query(
+YOUNG_TABLES = Query(
     text(
         "SELECT relname FROM pg_class "
         "WHERE oid IN ('deliveries'::regclass, 'events'::regclass) AND (reltuples < 0 "
@@ -1284,24 +1150,24 @@ YOUNG_TABLES_ON_POSTGRES = Query(
 )
 """The delivery tables (``deliveries``, ``events``) PostgreSQL never analyzed, or grown by half
 since it last did."""
-ANALYZE_ON_POSTGRES = Query(text("ANALYZE deliveries, events"))
+ANALYZE = Query(text("ANALYZE deliveries, events"))
 
 
-def worker_statements_on_sqlite(hooks: int) -> list[Query]:
+def sqlite_worker_statements(hooks: int) -> list[Query]:
     """The statements a SQLite worker's rounds and recorder run (its claims of up to ``hooks``
-    webhooks at once among them), for ``manager.ready_statements_on_sqlite`` to compile before
-    the first round: each is otherwise compiled on its first run, on the path of the first
-    events (docs/benchmarks.md, 221)."""
+    webhooks at once among them), for ``SQLiteDeliveries.ready`` to compile before the first
+    round."""
     return [
         UNDISPATCHED,
         ACTIVE_WEBHOOKS,
         EVENT_BODIES,
         INSERT_DELIVERY,
-        _LAST_STREAM_SEQ,
-        _DISPATCHED_AS,
+        LAST_STREAM_SEQ,
+        DISPATCHED_AS,
         RATE_LIMITED_TO_CLAIM,
-        *_HOOKS_WITH_DUE_WORK.values(),
-        *(_due_rows(count) for count in range(1, hooks + 1)),
+        CLAIMS_AS_STORED,
+        *HOOKS_WITH_DUE_WORK.values(),
+        *(due_rows(count) for count in range(1, hooks + 1)),
         LEASE,
         HOLD_PROBES,
         NEXT_WAKES,

@@ -5,8 +5,9 @@ by that count, their bounds parameters."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import bindparam, delete, func, select, text, union_all
@@ -14,11 +15,10 @@ from sqlalchemy import bindparam, delete, func, select, text, union_all
 from hookline.storage.connector import Connection
 from hookline.storage.models import UTCDateTime, attempt_rollups, delivery_attempts, webhooks
 from hookline.storage.models import deliveries as dlv
-from hookline.storage.queries.deliveries import array_params, as_arrays
 from hookline.storage.statements import Query, QueryShapes
 
 # The same ON CONFLICT text runs on SQLite (>= 3.24) and PostgreSQL. Rows are given in one
-# sorted order (``delivery.stats.rollup_rows``), so concurrent recorders never deadlock.
+# sorted order (``rollup_rows``), so concurrent recorders never deadlock.
 ADD_TO_ROLLUPS = Query(
     text(
         "INSERT INTO attempt_rollups (webhook_id, span, bucket_start, status, latency_bin, "
@@ -27,29 +27,49 @@ ADD_TO_ROLLUPS = Query(
         "DO UPDATE SET attempts = attempt_rollups.attempts + excluded.attempts"
     ).bindparams(bindparam("bucket_start", type_=UTCDateTime()))
 )
-# PostgreSQL: a batch's counters in one statement (a recorder batch adds ~20 of them: one
-# execution each was 20 round trips' worth of work on both sides). unnest keeps the rows'
-# order (a Function Scan), and rollup_rows gives each key once, as ON CONFLICT requires.
-_ROLLUP_NAMES = ("webhook_id", "span", "bucket_start", "status", "latency_bin", "attempts")
-_ADD_TO_ROLLUPS_ON_POSTGRES = Query(
-    text(
-        "INSERT INTO attempt_rollups (webhook_id, span, bucket_start, status, latency_bin, "
-        "attempts) SELECT * FROM unnest(:a_webhook_id, :a_span, :a_bucket_start, :a_status, "
-        ":a_latency_bin, :a_attempts) "
-        "ON CONFLICT (webhook_id, span, bucket_start, status, latency_bin) "
-        "DO UPDATE SET attempts = attempt_rollups.attempts + excluded.attempts"
-    ).bindparams(*array_params(attempt_rollups, _ROLLUP_NAMES))
-)
+
+
+def rollup_rows(
+    facts: Iterable[tuple[str, int, str, int]],
+    *,
+    spans: Sequence[int],
+    any_status: str,
+    any_latency: int,
+) -> list[dict[str, Any]]:
+    """The counters a batch adds, from each attempt's (webhook, epoch second, status, latency
+    bin): per (webhook, span, bucket), one row per status (latency ``any_latency``) and one per
+    latency bin (status ``any_status``), each key once (as ON CONFLICT requires), in one sorted
+    order so concurrent recorders never deadlock on them."""
+    counts: Counter[tuple[str, int, int, str, int]] = Counter()
+    for (hook, second, status, latency), n in Counter(facts).items():
+        for span in spans:
+            start = second - second % span
+            counts[(hook, span, start, status, any_latency)] += n
+            counts[(hook, span, start, any_status, latency)] += n
+    starts: dict[int, datetime] = {}
+    rows = []
+    # Sorted with the bucket as epoch seconds: the same order as by its datetime.
+    for (hook, span, start, status, latency), n in sorted(counts.items()):
+        bucket = starts.get(start)
+        if bucket is None:
+            bucket = starts[start] = datetime.fromtimestamp(start, UTC)
+        rows.append(
+            {
+                "webhook_id": hook,
+                "span": span,
+                "bucket_start": bucket,
+                "status": status,
+                "latency_bin": latency,
+                "attempts": n,
+            }
+        )
+    return rows
 
 
 async def add_to_rollups(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Add each row's ``attempts`` to its counter (created at that count), in ``conn``'s
     transaction and in the rows' order."""
-    if not rows:
-        return
-    if conn.dialect.name == "postgresql":
-        await conn.execute(_ADD_TO_ROLLUPS_ON_POSTGRES, as_arrays(rows, _ROLLUP_NAMES))
-    else:
+    if rows:
         await conn.execute_many(ADD_TO_ROLLUPS, list(rows))
 
 
