@@ -16,6 +16,7 @@ from hookline.api import (
     contacts,
     deliveries,
     docs,
+    erasures,
     event_types,
     events,
     health,
@@ -125,6 +126,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     for module in (
         health,
         contacts,
+        erasures,
         calls,
         webhooks,
         deliveries,

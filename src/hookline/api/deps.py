@@ -111,6 +111,14 @@ def key_rule_of(dependency: object) -> KeyRule | None:
     return _KEY_RULES.get(dependency)
 
 
+def key_rule(
+    check: Callable[[Request], Awaitable[AuthContext]],
+) -> Callable[[Request], Awaitable[AuthContext]]:
+    """Declares ``check`` (a key rule whose scopes are its own) as a route's key rule."""
+    _KEY_RULES[check] = KeyRule(None, check)
+    return check
+
+
 def require(scope: str | None) -> Callable[[Request], Awaitable[AuthContext]]:
     """The dependency of a key with ``scope`` (None: any valid key)."""
 

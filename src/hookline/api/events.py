@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from hookline.api.deps import DB, authenticate
+from hookline.api.deps import DB, authenticate, key_rule
 from hookline.api.openapi import error_responses
 from hookline.api.pagination import (
     CursorQuery,
@@ -34,6 +34,7 @@ SCOPE_NOTE = (
 )
 
 
+@key_rule
 async def require_event_reader(request: Request) -> AuthContext:
     """The key, if it holds at least one of the scopes that read events."""
     context = await authenticate(request)

@@ -35,6 +35,7 @@ from typing import Any
 from hookline import ids, metrics, supervisor, tracing
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import filters, manager, notify
+from hookline.delivery.erasure import ErasureJob, run_erasures
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import (
     CIRCUIT_OPEN_AFTER,
@@ -296,6 +297,8 @@ class Worker:
         self._spawn("recorder", self._record_loop)
         self._spawn("heartbeat", self._heartbeat_loop)
         self._spawn("pruner", self._prune_loop)
+        erasures = ErasureJob(self.db, self._box, self.id, self.settings.sqlite_path)
+        self._spawn("erasures", lambda: run_erasures(erasures, self._stopping))
         if not self.db.is_sqlite:
             self._spawn("listener", self._listen_loop)
         log.info("delivery worker %s started", self.id)

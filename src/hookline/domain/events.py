@@ -20,6 +20,7 @@ EVENT_TYPES = (
     "contact.created",
     "contact.updated",
     "contact.deleted",
+    "contact.erased",
     "call.started",
     "call.completed",
     "lead.qualified",
