@@ -98,9 +98,16 @@ class ErasureJob:
     """Runs erasures for one worker (``worker_id``): ``run_next`` finds one and carries it out."""
 
     def __init__(
-        self, db: Database, box: SecretBox, worker_id: str, sqlite_path: Path | None = None
+        self,
+        db: Database,
+        box: SecretBox,
+        worker_id: str,
+        sqlite_path: Path | None = None,
+        *,
+        lease_seconds: float = LEASE_SECONDS,
     ) -> None:
         self.db, self.box, self.worker_id, self.sqlite_path = db, box, worker_id, sqlite_path
+        self.lease = timedelta(seconds=lease_seconds)
 
     async def run_next(self) -> bool:
         """Carry out the oldest unfinished erasure no live worker holds; False if none."""
@@ -119,7 +126,7 @@ class ErasureJob:
         """One batch of erasure ``erasure_id``, in one transaction with its progress; whether
         there is more to do (False also when another worker holds it)."""
         now = utcnow()
-        until = now + timedelta(seconds=LEASE_SECONDS)
+        until = now + self.lease
         lease = {"b_id": erasure_id, "worker_id": self.worker_id, "now": now, "until": until}
         async with self.db.begin() as conn:
             row = await fetch_one(conn, queries.TAKE, lease)
