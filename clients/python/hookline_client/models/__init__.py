@@ -25,6 +25,8 @@ from .conformance_out import ConformanceOut
 from .contact_create import ContactCreate
 from .contact_created_event import ContactCreatedEvent
 from .contact_deleted_event import ContactDeletedEvent
+from .contact_erased_data import ContactErasedData
+from .contact_erased_event import ContactErasedEvent
 from .contact_out import ContactOut
 from .contact_update import ContactUpdate
 from .contact_updated_event import ContactUpdatedEvent
@@ -38,6 +40,13 @@ from .delivery_out import DeliveryOut
 from .delivery_out_status import DeliveryOutStatus
 from .disabled_webhook import DisabledWebhook
 from .disabled_webhook_headers import DisabledWebhookHeaders
+from .erasure_accepted import ErasureAccepted
+from .erasure_counts import ErasureCounts
+from .erasure_notice import ErasureNotice
+from .erasure_notice_status import ErasureNoticeStatus
+from .erasure_out import ErasureOut
+from .erasure_out_status import ErasureOutStatus
+from .erasure_out_step import ErasureOutStep
 from .error_detail import ErrorDetail
 from .error_detail_details_type_0 import ErrorDetailDetailsType0
 from .error_out import ErrorOut
@@ -102,6 +111,8 @@ __all__ = (
     "ContactCreate",
     "ContactCreatedEvent",
     "ContactDeletedEvent",
+    "ContactErasedData",
+    "ContactErasedEvent",
     "ContactOut",
     "ContactUpdate",
     "ContactUpdatedEvent",
@@ -113,6 +124,13 @@ __all__ = (
     "DeliveryOutStatus",
     "DisabledWebhook",
     "DisabledWebhookHeaders",
+    "ErasureAccepted",
+    "ErasureCounts",
+    "ErasureNotice",
+    "ErasureNoticeStatus",
+    "ErasureOut",
+    "ErasureOutStatus",
+    "ErasureOutStep",
     "ErrorDetail",
     "ErrorDetailDetailsType0",
     "ErrorOut",
