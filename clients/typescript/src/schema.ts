@@ -378,7 +378,7 @@ export interface paths {
         put?: never;
         /**
          * Send again what a webhook missed in a window of time
-         * @description For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never before the webhook was created): every failed or cancelled delivery is scheduled again (same `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing new. The webhook must be active (409 otherwise). Large windows are processed in batches; the answer comes when every delivery is queued.
+         * @description For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never before the webhook was created): every failed or cancelled delivery is scheduled again (same `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing new. The webhook must be active (409 otherwise). Large windows are processed in batches; the answer comes when every delivery is queued. Narrow it with `event_types`, `object_id` and `statuses` (`succeeded` replays what was delivered); `backfill` lets the window reach before the webhook existed; `dry_run` answers 200 with the count and queues nothing.
          */
         post: operations["recover"];
         delete?: never;
@@ -1387,14 +1387,54 @@ export interface components {
              */
             type: "lead.qualified";
         };
+        /** RecoverCountOut */
+        RecoverCountOut: {
+            /**
+             * Would Queue
+             * @description `dry_run`: deliveries the same call would queue now.
+             */
+            would_queue: number;
+        };
         /** RecoverIn */
         RecoverIn: {
+            /**
+             * Backfill
+             * @description Let the window reach before the webhook was created: a new webhook gets the history of the types it subscribes to (with `missed`).
+             * @default false
+             */
+            backfill?: boolean;
+            /**
+             * Dry Run
+             * @description Count only: answer 200 `{"would_queue": N}` and queue nothing.
+             * @default false
+             */
+            dry_run?: boolean;
+            /**
+             * Event Types
+             * @description Only events of these types (default: every type).
+             */
+            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "webhook.disabled" | "delivery.exhausted")[] | null;
+            /**
+             * Object Id
+             * @description Only events about this contact or call (a call's events also count for its contact).
+             */
+            object_id?: string | null;
             /**
              * Since
              * Format: date-time
              * @description Start of the window (event time), within retention.
              */
             since: string;
+            /**
+             * Statuses
+             * @description Which deliveries to send again: `failed`, `cancelled`, `succeeded` (a replay of what was delivered), and `missed` (events of a subscribed type the webhook never got). Default: failed, cancelled, missed.
+             * @default [
+             *       "failed",
+             *       "cancelled",
+             *       "missed"
+             *     ]
+             */
+            statuses?: ("failed" | "cancelled" | "succeeded" | "missed")[];
             /**
              * Until
              * @description End of the window; default now.
@@ -2756,6 +2796,12 @@ export interface operations {
                 offset?: number | null;
                 /** @description Only events of this type. */
                 type?: "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "webhook.disabled" | "delivery.exhausted" | "webhook.test";
+                /** @description Only events about this contact or call (a call's events also count for its contact). */
+                object_id?: string | null;
+                /** @description Only events created at or after. */
+                since?: string | null;
+                /** @description Only events created at or before. */
+                until?: string | null;
             };
             header?: never;
             path?: never;
@@ -3763,6 +3809,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description `dry_run`: the count; nothing queued. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoverCountOut"];
+                };
+            };
             /** @description Successful Response */
             202: {
                 headers: {

@@ -61,7 +61,10 @@ from .list_calls_call_status_type_0 import ListCallsCallStatusType0
 from .list_calls_call_type_type_0 import ListCallsCallTypeType0
 from .list_deliveries_status_type_0 import ListDeliveriesStatusType0
 from .list_events_type import ListEventsType
+from .recover_count_out import RecoverCountOut
 from .recover_in import RecoverIn
+from .recover_in_event_types_type_0_item import RecoverInEventTypesType0Item
+from .recover_in_statuses_item import RecoverInStatusesItem
 from .recover_out import RecoverOut
 from .send_test_event_test_event_request import SendTestEventTestEventRequest
 from .send_test_event_test_event_request_event_type import (
@@ -145,7 +148,10 @@ __all__ = (
     "ListCallsCallTypeType0",
     "ListDeliveriesStatusType0",
     "ListEventsType",
+    "RecoverCountOut",
     "RecoverIn",
+    "RecoverInEventTypesType0Item",
+    "RecoverInStatusesItem",
     "RecoverOut",
     "SendTestEventTestEventRequest",
     "SendTestEventTestEventRequestEventType",
