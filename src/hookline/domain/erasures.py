@@ -16,16 +16,19 @@ from hookline.timeutil import iso, utcnow
 COUNT_NAMES = ("calls", "events", "deliveries", "attempts", "idempotent_responses")
 
 
-async def request_erasure(conn: Connection, account_id: str, contact_id: str) -> str | None:
+async def request_erasure(
+    conn: Connection, account_id: str, contact_id: str, *, deleted_before: bool = False
+) -> str | None:
     """The id of the contact's erasure: an earlier one if it was erased already, else a new
-    one (the contact deleted now). None when the account never had that contact."""
+    one (the contact deleted now). None when the account has no such contact, unless
+    ``deleted_before`` (``had_contact`` found its events: it was deleted earlier)."""
     scope = {"account_id": account_id, "contact_id": contact_id}
     earlier = await fetch_one(conn, queries.OF_CONTACT, scope)
     if earlier is not None:
         return str(earlier.id)
     call_ids = list(await conn.scalars(queries.CALLS_OF_CONTACT, scope))
     deleted = await conn.execute(queries.DELETE_CONTACT, {"id": contact_id, **scope})
-    if not deleted.rowcount and await conn.scalar(queries.EVENT_ABOUT_CONTACT, scope) is None:
+    if not deleted.rowcount and not deleted_before:
         return None
     erasure_id = ids.erasure_id()
     await conn.execute(
@@ -47,6 +50,13 @@ async def request_erasure(conn: Connection, account_id: str, contact_id: str) ->
         },
     )
     return erasure_id
+
+
+async def had_contact(conn: Connection, account_id: str, contact_id: str) -> bool:
+    """Whether the account's events tell of that contact (one deleted earlier). A scan of the
+    account's events: run it in a read, never inside a write transaction."""
+    scope = {"account_id": account_id, "contact_id": contact_id}
+    return await conn.scalar(queries.EVENT_ABOUT_CONTACT, scope) is not None
 
 
 async def get_erasure(conn: Connection, account_id: str, erasure_id: str) -> dict[str, Any] | None:
