@@ -61,6 +61,10 @@ def call_id() -> str:
     return f"call-{uuid7()}"
 
 
+def erasure_id() -> str:
+    return f"er_{_uuid7_hex()}"
+
+
 def event_id() -> str:
     return f"evt_{_uuid7_hex()}"
 
@@ -97,6 +101,7 @@ ID_PATTERNS = {
     "call_id": f"^call-{_UUID}$",
     "event_id": f"^evt_{_HEX}$",
     "delivery_id": f"^dlv_{_HEX}$",
+    "erasure_id": f"^er_{_HEX}$",
 }
 #: Ids of resources not listed above: at least they are ASCII words.
 ANY_ID_PATTERN = "^[A-Za-z0-9_-]{1,100}$"

@@ -22,6 +22,7 @@ from hookline.api.routing import DirectRoute
 from hookline.domain import events as domain
 from hookline.domain.keys import AuthContext
 from hookline.errors import Forbidden, NotFound, ValidationFailed
+from hookline.schemas.common import Since, Until
 from hookline.schemas.events import EventOut
 
 router = APIRouter(prefix="/v1/events", tags=["events"], route_class=DirectRoute)
@@ -89,8 +90,22 @@ async def list_events(
         str | None,
         Query(description="Only events of this type.", json_schema_extra={"enum": KNOWN_TYPES}),
     ] = None,
+    object_id: Annotated[
+        str | None,
+        Query(
+            min_length=1,
+            max_length=100,
+            pattern=r"^[A-Za-z0-9_-]+$",
+            description="Only events about this contact or call (a call's events also count "
+            "for its contact).",
+        ),
+    ] = None,
+    since: Since | None = Query(default=None, description="Only events created at or after."),
+    until: Until | None = Query(default=None, description="Only events created at or before."),
 ) -> JSONResponse:
     event_type = _type_filter(type)
+    if since is not None and until is not None and until < since:
+        raise ValidationFailed.for_field("until", "until must not be before since")
     types = readable(auth, [event_type] if event_type else None)
     async with db.read() as conn:
         rows = await domain.list_events(
@@ -101,6 +116,9 @@ async def list_events(
             offset=skipped(cursor, offset),
             event_type=event_type,
             types=types,
+            object_id=object_id,
+            since=since,
+            until=until,
         )
     return page(request, rows, limit, _all_fields)
 

@@ -24,7 +24,7 @@ from hookline.domain.webhook_stats import webhook_stats
 from hookline.domain.webhooks import get_webhook
 from hookline.errors import Conflict, NotFound
 from hookline.schemas.common import Since, Until
-from hookline.schemas.operations import RecoverIn, RecoverOut, StatsOut
+from hookline.schemas.operations import RecoverCountOut, RecoverIn, RecoverOut, StatsOut
 from hookline.timeutil import utcnow
 
 router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["webhooks"], route_class=DirectRoute)
@@ -38,7 +38,10 @@ def _not_found(webhook_id: str) -> NotFound:
     "/recover",
     status_code=202,
     response_model=RecoverOut,
-    responses=error_responses(400, 401, 403, 404, 409, 413, 415, 422),
+    responses={
+        200: {"model": RecoverCountOut, "description": "`dry_run`: the count; nothing queued."},
+        **error_responses(400, 401, 403, 404, 409, 413, 415, 422),
+    },
     summary="Send again what a webhook missed in a window of time",
     description="For events created in [`since`, `until`] (`until` defaults to now; `since` "
     "within retention; never before the webhook was created): every failed or cancelled "
@@ -46,7 +49,9 @@ def _not_found(webhook_id: str) -> NotFound:
     "subscribes to now that has no delivery to it gets one. Nothing that succeeded or is "
     "pending is touched, so a second identical call queues nothing new. The webhook must be "
     "active (409 otherwise). Large windows are processed in batches; the answer comes when "
-    "every delivery is queued.",
+    "every delivery is queued. Narrow it with `event_types`, `object_id` and `statuses` "
+    "(`succeeded` replays what was delivered); `backfill` lets the window reach before the "
+    "webhook existed; `dry_run` answers 200 with the count and queues nothing.",
 )
 async def recover(
     request: Request,
@@ -60,6 +65,15 @@ async def recover(
     window = checked_window(
         body.since, body.until, now=utcnow(), retention_days=settings.retention_days
     )
+    wanted = body.replay_filter()
+    if body.dry_run:
+        async with db.read() as conn:
+            count = await recovery_domain.count_recoverable(
+                conn, auth.account_id, webhook_id, window, wanted
+            )
+        if count is None:
+            raise _not_found(webhook_id)
+        return JSONResponse({"would_queue": count})
     # A task of its own: its batches commit one by one, each a short transaction. In this task,
     # with an Idempotency-Key, every write would join the request's one transaction (the key's
     # reservation and stored response commit with it), and a 100,000-event window would hold
@@ -67,7 +81,7 @@ async def recover(
     # retry after a crash half-way queues what is left. Shielded: a client that hangs up does
     # not stop a recovery half-way.
     recovery = asyncio.get_running_loop().create_task(
-        recovery_domain.recover(db, auth.account_id, webhook_id, window)
+        recovery_domain.recover(db, auth.account_id, webhook_id, window, wanted)
     )
     # Referenced until done (the app awaits these at shutdown), as ``background.spawn`` does.
     running: set[asyncio.Task[Any]] = request.app.state.background_tasks

@@ -135,13 +135,39 @@ def _picker_to_iso(value: str) -> str | None:
         return value
 
 
-def _window(request: Request, since: str, until: str) -> recovery_domain.RecoveryWindow:
+REPLAY_STATUSES = ("failed", "cancelled", "missed", "succeeded")
+
+
+def _filter_values(source: Any) -> dict[str, Any]:
+    """The recovery form's filter fields as typed (query string or posted form)."""
+    statuses = [s for s in source.getlist("statuses") if s in REPLAY_STATUSES]
+    return {
+        "event_types": text(source, "event_types"),
+        "object_id": text(source, "object_id"),
+        "statuses": statuses or list(recovery_domain.DEFAULT_STATUSES),
+        "backfill": text(source, "backfill") == "on",
+    }
+
+
+def _window(
+    request: Request, since: str, until: str, filters: dict[str, Any] | None = None
+) -> tuple[recovery_domain.RecoveryWindow, recovery_domain.ReplayFilter]:
+    filters = filters or _filter_values(request.query_params)
+    types = [t.strip() for t in filters["event_types"].split(",") if t.strip()]
     body = RecoverIn.model_validate(
-        {"since": _picker_to_iso(since), "until": _picker_to_iso(until)}
+        {
+            "since": _picker_to_iso(since),
+            "until": _picker_to_iso(until),
+            "event_types": types or None,
+            "object_id": filters["object_id"] or None,
+            "statuses": filters["statuses"],
+            "backfill": filters["backfill"],
+        }
     )
-    return checked_window(
+    window = checked_window(
         body.since, body.until, now=utcnow(), retention_days=_settings(request).retention_days
     )
+    return window, body.replay_filter()
 
 
 def _form_page(
@@ -157,6 +183,7 @@ def _form_page(
         "values": values,
         "count": count,
         "errors": errors or {},
+        "replay_statuses": REPLAY_STATUSES,
         "retention_days": _settings(request).retention_days,
     }
     return render(request, "webhook_recover.html", context, status_code=422 if errors else 200)
@@ -171,16 +198,17 @@ async def recover_form(
         webhook = await domain.get_webhook(conn, session.account_id, webhook_id)
         if webhook is None:
             raise not_found("webhook")
+        filters = _filter_values(request.query_params)
         if not since:
             start = (utcnow() - timedelta(hours=24)).strftime(PICKER_FORMAT)
-            return _form_page(request, webhook, {"since": start, "until": until})
-        values = {"since": since, "until": until}
+            return _form_page(request, webhook, {"since": start, "until": until, **filters})
+        values = {"since": since, "until": until, **filters}
         try:
-            window = _window(request, since, until)
+            window, wanted = _window(request, since, until, filters)
         except (ValidationError, ValidationFailed) as exc:
             return _form_page(request, webhook, values, errors=field_errors(exc))
         count = await recovery_domain.count_recoverable(
-            conn, session.account_id, webhook_id, window
+            conn, session.account_id, webhook_id, window, wanted
         )
     return _form_page(request, webhook, values, count=count)
 
@@ -190,21 +218,19 @@ async def recover(
     request: Request, session: CurrentSession, form: CheckedForm, webhook_id: str
 ) -> Response:
     since, until = text(form, "since"), text(form, "until")
+    filters = _filter_values(form)
     try:
-        window = _window(request, since, until)
+        window, wanted = _window(request, since, until, filters)
     except (ValidationError, ValidationFailed) as exc:
         async with database(request).read() as conn:
             webhook = await domain.get_webhook(conn, session.account_id, webhook_id)
         if webhook is None:
             raise not_found("webhook") from None
-        values = {"since": since, "until": until}
+        values = {"since": since, "until": until, **filters}
         return _form_page(request, webhook, values, errors=field_errors(exc))
     try:
         queued = await recovery_domain.recover(
-            database(request),
-            session.account_id,
-            webhook_id,
-            window,
+            database(request), session.account_id, webhook_id, window, wanted
         )
     except recovery_domain.WebhookNotActive:
         flash = Flash("error", "This webhook is disabled: enable it first, then recover.")

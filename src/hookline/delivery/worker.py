@@ -40,6 +40,7 @@ from hookline.caches import remember
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import filters, manager, notify
 from hookline.delivery.endpoint_auth import auth_from_plain
+from hookline.delivery.erasure import ErasureJob, run_erasures
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import (
     CIRCUIT_OPEN_AFTER,
@@ -292,6 +293,8 @@ class Worker:
         self._spawn("pruner", self._prune_loop)
         for chore in self._chores:
             self._spawn(f"chore {chore.name}", self._chore_loop(chore))
+        erasures = ErasureJob(self.db, self._box, self.id)
+        self._spawn("erasures", lambda: run_erasures(erasures, self._stopping))
         self._spawn("listener", self._listen_loop)
         log.info("delivery worker %s started", self.id)
 

@@ -7,7 +7,7 @@ to the network, so a crash at any point either keeps both the change and its eve
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from hookline.storage.db import Connection, fetch_one
@@ -19,6 +19,7 @@ EVENT_TYPES = (
     "contact.created",
     "contact.updated",
     "contact.deleted",
+    "contact.erased",
     "call.started",
     "call.completed",
     "lead.qualified",
@@ -103,16 +104,28 @@ async def list_events(
     event_type: str | None = None,
     offset: int | None = None,
     types: Sequence[str] | None = None,
+    object_id: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """Newest first, the last ``VISIBLE_DAYS`` days, of ``types`` only when given (a key's
-    readable types: filtered in the query, so a page is never short); ask ``limit + 1`` to see
-    a next page."""
+    """Newest first, the last ``VISIBLE_DAYS`` days (narrowed to [``since``, ``until``] when
+    given), of ``types`` only when given (a key's readable types: filtered in the query, so a
+    page is never short), about ``object_id`` only when given; ask ``limit + 1`` to see a next
+    page."""
     shape = queries.ListShape(
-        before_id is not None, event_type is not None, bool(offset), types is not None
+        before_id is not None,
+        event_type is not None,
+        bool(offset),
+        types is not None,
+        object_id=object_id is not None,
+        until=until is not None,
     )
+    oldest = utcnow() - timedelta(days=VISIBLE_DAYS)
     params = {
         "account_id": account_id,
-        "since": utcnow() - timedelta(days=VISIBLE_DAYS),
+        "since": max(since, oldest) if since is not None else oldest,
+        "until": until,
+        "object_id": object_id,
         "before_id": before_id,
         "type": event_type,
         "types": types,

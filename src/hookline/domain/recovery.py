@@ -16,6 +16,7 @@ from typing import Any
 from hookline.delivery import manager
 from hookline.storage.db import Connection, Database, fetch_all, fetch_one
 from hookline.storage.queries import deliveries as queries
+from hookline.storage.queries import replay
 from hookline.timeutil import utcnow
 
 # Rows per recovery batch: each batch's write holds SQLite's single writer while it inserts or
@@ -30,6 +31,30 @@ class RecoveryWindow:
 
     since: datetime
     until: datetime
+
+
+SENT_STATUSES = ("failed", "cancelled", "succeeded")
+MISSED = "missed"
+DEFAULT_STATUSES = ("failed", "cancelled", MISSED)
+
+
+@dataclass(frozen=True)
+class ReplayFilter:
+    """What a recovery takes besides its window: events of ``types`` only (None: every type),
+    about ``object_id`` only; deliveries in ``statuses`` (of ``SENT_STATUSES``, and
+    ``"missed"`` for events the webhook never got); ``backfill``: the window may reach before
+    the webhook existed (a new webhook gets history of its types)."""
+
+    types: tuple[str, ...] | None = None
+    object_id: str | None = None
+    statuses: tuple[str, ...] = DEFAULT_STATUSES
+    backfill: bool = False
+
+    def shape(self) -> replay.Shape:
+        return replay.Shape(types=self.types is not None, object_id=self.object_id is not None)
+
+    def sent_statuses(self) -> list[str]:
+        return [status for status in SENT_STATUSES if status in self.statuses]
 
 
 class WebhookNotActive(Exception):
@@ -48,18 +73,36 @@ def _event_id_bound(moment: datetime) -> str:
 _ID_SLACK = timedelta(seconds=1)
 
 
-def _window_params(hook: Any, window: RecoveryWindow) -> dict[str, Any]:
+def _window_params(hook: Any, window: RecoveryWindow, wanted: ReplayFilter) -> dict[str, Any]:
     """The parameters of the window's queries, for ``hook``: the window starts no earlier than
-    the webhook's creation."""
-    since = max(window.since, hook.created_at)
+    the webhook's creation, unless backfilling; missed events are of the types it subscribes
+    to (and the filter's)."""
+    since = window.since if wanted.backfill else max(window.since, hook.created_at)
+    subscribed = list(hook.events) if isinstance(hook.events, list) else []
+    if wanted.types is not None:
+        subscribed = [t for t in subscribed if t in wanted.types]
     return {
         "webhook_id": hook.id,
         "account_id": hook.account_id,
         "since": since,
         "until": window.until,
         "id_from": _event_id_bound(since - _ID_SLACK),
-        "types": list(hook.events) if isinstance(hook.events, list) else [],
+        "types": subscribed,
+        "event_types": list(wanted.types or ()),
+        "object_id": wanted.object_id,
+        "statuses": wanted.sent_statuses(),
     }
+
+
+def _steps(wanted: ReplayFilter) -> list[tuple[Any, Any, str]]:
+    """(the batch query, what it does, its key's parameter) for each part ``wanted`` asks."""
+    shape = wanted.shape()
+    steps = []
+    if wanted.sent_statuses():
+        steps.append((replay.DELIVERIES_BATCH.get(shape), _schedule_again, "event_types"))
+    if MISSED in wanted.statuses:
+        steps.append((replay.MISSED_BATCH.get(shape), _create_missed, "types"))
+    return steps
 
 
 async def recover(
@@ -67,6 +110,7 @@ async def recover(
     account_id: str,
     webhook_id: str,
     window: RecoveryWindow,
+    wanted: ReplayFilter = ReplayFilter(),
     *,
     batch: int = RECOVER_BATCH,
 ) -> int | None:
@@ -91,21 +135,21 @@ async def recover(
         return None
     if not hook.is_active:
         raise WebhookNotActive(webhook_id)
-    params = _window_params(hook, window)
+    params = _window_params(hook, window, wanted)
     queued = 0
-    steps = ((queries.FAILED_BATCH, _schedule_again), (queries.MISSED_BATCH, _create_missed))
-    for find, apply in steps:
+    for find, apply, types in _steps(wanted):
         after = ""
         while True:
             async with db.read() as conn:
-                found = await fetch_all(conn, find, {**params, "after": after, "limit": batch})
+                page = {**params, "types": params[types], "after": after, "limit": batch}
+                found = await fetch_all(conn, find, page)
             if not found:
                 break
             async with db.begin() as conn:
                 locked = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY_LOCKED, key)
                 if locked is None or not locked.is_active:
                     return queued  # deleted or disabled meanwhile: stop there
-                done = await apply(conn, locked, found)
+                done = await apply(conn, locked, found, params["statuses"])
                 conn.wakes_workers |= done > 0
             queued += done
             if len(found) < batch:
@@ -114,14 +158,18 @@ async def recover(
     return queued
 
 
-async def _schedule_again(conn: Connection, hook: Any, found: Sequence[Any]) -> int:
-    """Failed/cancelled deliveries (still so) made due now: a new attempt of each. The fan-out
-    gave the webhook each of them, so they are owed whatever its filter says now."""
-    ids_ = [row.id for row in found]
-    return (await conn.execute(queries.SCHEDULE_AGAIN, {"ids": ids_, "now": utcnow()})).rowcount
+async def _schedule_again(
+    conn: Connection, hook: Any, found: Sequence[Any], statuses: list[str]
+) -> int:
+    """Deliveries still in one of ``statuses`` made due now: a new attempt of each. The
+    fan-out gave the webhook each of them, so they are owed whatever its filter says now."""
+    params = {"ids": [row.id for row in found], "statuses": statuses, "now": utcnow()}
+    return (await conn.execute(replay.SCHEDULE_AGAIN, params)).rowcount
 
 
-async def _create_missed(conn: Connection, hook: Any, found: Sequence[Any]) -> int:
+async def _create_missed(
+    conn: Connection, hook: Any, found: Sequence[Any], statuses: list[str]
+) -> int:
     """A delivery for each missed event that still has none to the webhook and that the
     webhook (as locked: its filter now) receives."""
     params = {"webhook_id": hook.id, "ids": [row.id for row in found]}
@@ -137,7 +185,11 @@ async def _create_missed(conn: Connection, hook: Any, found: Sequence[Any]) -> i
 
 
 async def count_recoverable(
-    conn: Connection, account_id: str, webhook_id: str, window: RecoveryWindow
+    conn: Connection,
+    account_id: str,
+    webhook_id: str,
+    window: RecoveryWindow,
+    wanted: ReplayFilter = ReplayFilter(),
 ) -> int | None:
     """How many deliveries ``recover`` would queue now (the dashboard's preview); None when
     the webhook is not the account's."""
@@ -145,14 +197,19 @@ async def count_recoverable(
     hook = await fetch_one(conn, queries.WEBHOOK_FOR_RECOVERY, key)
     if hook is None:
         return None
-    params = _window_params(hook, window)
-    failed = await fetch_one(conn, queries.FAILED_COUNT, params)
-    total = int(failed.n) if failed is not None else 0
+    params = _window_params(hook, window, wanted)
+    total = 0
+    if wanted.sent_statuses():
+        counted = {**params, "types": params["event_types"]}
+        sent = await fetch_one(conn, replay.DELIVERIES_COUNT.get(wanted.shape()), counted)
+        total = int(sent.n) if sent is not None else 0
+    if MISSED not in wanted.statuses:
+        return total
     # The missed events are walked, not counted in SQL: which the webhook gets is the
     # fan-out's rule (its filter runs on the body), as ``recover`` applies it.
-    after = ""
+    after, missed = "", replay.MISSED_BATCH.get(wanted.shape())
     while found := await fetch_all(
-        conn, queries.MISSED_BATCH, {**params, "after": after, "limit": RECOVER_BATCH}
+        conn, missed, {**params, "after": after, "limit": RECOVER_BATCH}
     ):
         total += len(await manager.received_by(conn, hook, found))
         after = found[-1].id

@@ -43,6 +43,14 @@ class WebhookConformanceData(BaseModel):
     message: str
 
 
+class ContactErasedData(BaseModel):
+    contact_id: str = Field(description="The erased contact's id.")
+    event_ids: list[str] = Field(
+        description="The events about the contact (or its calls) this webhook received: delete "
+        "what you stored from them. hookline has deleted them."
+    )
+
+
 class DisabledWebhook(WebhookOut):
     """The webhook, masked, as the webhooks API shows it; ``disabled_reason`` says why."""
 
@@ -162,6 +170,16 @@ _KINDS = (
         "A contact was deleted (data: it as it was).",
         ContactOut,
         _EXAMPLE_CONTACT,
+    ),
+    EventKind(
+        "contact.erased",
+        "A contact was erased (POST /v1/contacts/{id}/erase): sent to every webhook that "
+        "received data about it, subscribed or not; carries no personal data.",
+        ContactErasedData,
+        {
+            "contact_id": _EXAMPLE_CONTACT["id"],
+            "event_ids": ["evt_019a0000000070008000000000000005"],
+        },
     ),
     EventKind("call.started", "A call started.", CallOut, _STARTED_CALL),
     EventKind(

@@ -61,6 +61,9 @@ SQLITE_PRAGMAS = (
     "PRAGMA synchronous=FULL",
     f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}",
     "PRAGMA foreign_keys=ON",
+    # Deleted rows are overwritten with zeros, not left in free pages: an erased contact's
+    # data must not stay readable in the file (docs/operations.md, Erasure).
+    "PRAGMA secure_delete=ON",
 )
 
 

@@ -24,6 +24,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import text
@@ -46,6 +47,7 @@ from hookline.storage.deliverystore import (
     SQLiteDeliveries,
 )
 from hookline.storage.statements import JointRows, Params, Statement
+from hookline.storage.wal import truncate_wal
 
 log = logging.getLogger("hookline.storage")
 
@@ -100,8 +102,16 @@ class Database:
             self.connector = PostgresConnector(dsn, 2 * settings.db_pool_size)
             self.deliveries = PostgresDeliveries()
         self.dialect = self.connector.dialect
+        self._sqlite_file = Path(url.database) if self.is_sqlite and url.database else None
         self._wake: list[Callable[[], None]] = []
         self._asleep: dict[Callable[[], None], Callable[[], bool]] = {}
+
+    async def empty_log(self) -> None:
+        """Move what the write-ahead log holds into the database file and empty the log, so no
+        older copy of an overwritten page stays in it (SQLite; PostgreSQL's WAL is its own
+        affair). Best effort: a busy database is left to SQLite's own checkpoints."""
+        if self._sqlite_file is not None:
+            await asyncio.to_thread(truncate_wal, self._sqlite_file)
 
     def on_events_committed(
         self, callback: Callable[[], None], *, asleep: Callable[[], bool] | None = None

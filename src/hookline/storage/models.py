@@ -487,3 +487,40 @@ workers = Table(
     Column("started_at", UTCDateTime(), nullable=False),
     Column("heartbeat_at", UTCDateTime(), nullable=False),
 )
+
+# A contact's erasure (domain.erasures, delivery.erasure): the request deletes the contact and
+# writes this row; a worker's job then removes the contact's data everywhere else, batch by
+# batch, each batch committed with its progress here, so a crash resumes where it stopped.
+# It never holds the contact's personal data: only ids.
+erasures = Table(
+    "erasures",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("account_id", String(64), ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    Column("contact_id", String(64), nullable=False),
+    # pending | running | done
+    Column("status", String(16), nullable=False),
+    # The job's step (calls | events | idempotency | notify | done) and its position in it.
+    Column("phase", String(16), nullable=False),
+    Column("position", String(255), nullable=True),
+    # The calls of the contact, taken before its row went (their contact_id is then NULL).
+    Column("call_ids", Json, nullable=False),
+    # What was purged: {"calls", "events", "deliveries", "attempts", "idempotent_responses"}.
+    Column("counts", Json, nullable=False),
+    # The purged events each webhook had received: {webhook id: [event id, ...]}.
+    Column("received", Json, nullable=False),
+    # The contact.erased events sent: [{"webhook_id", "event_id"}, ...].
+    Column("notices", Json, nullable=False),
+    # Which worker runs the job, until when (renewed every batch; taken over once past).
+    Column("leased_by", String(64), nullable=True),
+    Column("leased_until", UTCDateTime(), nullable=True),
+    Column("created_at", UTCDateTime(), nullable=False),
+    Column("finished_at", UTCDateTime(), nullable=True),
+    Index(None, "account_id", "contact_id"),
+    Index(
+        "ix_erasures_unfinished",
+        "created_at",
+        sqlite_where=text("status <> 'done'"),
+        postgresql_where=text("status <> 'done'"),
+    ),
+)

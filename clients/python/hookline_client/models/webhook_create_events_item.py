@@ -8,6 +8,7 @@ class WebhookCreateEventsItem(StrEnum):
     CALL_STARTED = "call.started"
     CONTACT_CREATED = "contact.created"
     CONTACT_DELETED = "contact.deleted"
+    CONTACT_ERASED = "contact.erased"
     CONTACT_UPDATED = "contact.updated"
     DELIVERY_EXHAUSTED = "delivery.exhausted"
     LEAD_QUALIFIED = "lead.qualified"

@@ -1041,71 +1041,7 @@ DUE_NOW = Query(
 
 # -- recovery ---------------------------------------------------------------------------------
 
-_SINCE = bindparam("since", type_=events.c.created_at.type)
-_UNTIL = bindparam("until", type_=events.c.created_at.type)
-_IS_FAILED_OR_CANCELLED = or_(
-    dlv.c.status == literal_column("'failed'"), dlv.c.status == literal_column("'cancelled'")
-)
-
-
-def _failed_in_window() -> Any:
-    """A webhook's failed or cancelled deliveries of events in the window."""
-    return (
-        select(dlv.c.id)
-        .select_from(dlv.join(events, events.c.id == dlv.c.event_id))
-        .where(
-            dlv.c.webhook_id == bindparam("webhook_id"),
-            _IS_FAILED_OR_CANCELLED,
-            events.c.created_at >= _SINCE,
-            events.c.created_at <= _UNTIL,
-        )
-    )
-
-
-def _missed_in_window() -> Any:
-    """The window's events of the subscribed types with no delivery to the webhook: the
-    candidates, of which the webhook gets those the fan-out's rule gives it
-    (``manager.received_by``)."""
-    return select(
-        events.c.id,
-        events.c.account_id,
-        events.c.type,
-        events.c.created_at,
-        events.c.target_webhook_id,
-        events.c.about_webhook_id,
-    ).where(
-        events.c.account_id == bindparam("account_id"),
-        events.c.id >= bindparam("id_from"),
-        events.c.created_at >= _SINCE,
-        events.c.created_at <= _UNTIL,
-        # Undispatched events are the fan-out's: it gives them their deliveries.
-        events.c.dispatched == true(),
-        events.c.target_webhook_id.is_(None),
-        in_list(events.c.type, "types"),
-        ~select(dlv.c.id)
-        .where(dlv.c.event_id == events.c.id, dlv.c.webhook_id == bindparam("webhook_id"))
-        .exists(),
-    )
-
-
-def _batch(query: Any, key: Any) -> Query:
-    return Query(query.where(key > bindparam("after")).order_by(key).limit(bindparam("limit")))
-
-
-def _count(query: Any) -> Query:
-    return Query(select(func.count().label("n")).select_from(query.subquery()))
-
-
-FAILED_BATCH = _batch(_failed_in_window(), dlv.c.id)
-MISSED_BATCH = _batch(_missed_in_window(), events.c.id)
-FAILED_COUNT = _count(_failed_in_window())
-SCHEDULE_AGAIN = Query(
-    update(dlv)
-    .where(in_list(dlv.c.id, "ids"), _IS_FAILED_OR_CANCELLED)
-    .values(
-        status="pending", next_attempt_at=_NOW, leased_by=None, leased_until=None, updated_at=_NOW
-    )
-)
+# The statements of recovery by filter are in ``storage.queries.replay``.
 HAVE_DELIVERY = Query(
     select(dlv.c.event_id).where(
         dlv.c.webhook_id == bindparam("webhook_id"), in_list(dlv.c.event_id, "ids")

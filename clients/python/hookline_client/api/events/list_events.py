@@ -1,3 +1,4 @@
+import datetime
 from http import HTTPStatus
 from typing import Any
 
@@ -17,6 +18,9 @@ def _get_kwargs(
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
     type_: ListEventsType | Unset = UNSET,
+    object_id: None | str | Unset = UNSET,
+    since: datetime.datetime | None | Unset = UNSET,
+    until: datetime.datetime | None | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
@@ -42,6 +46,31 @@ def _get_kwargs(
         json_type_ = type_.value
 
     params["type"] = json_type_
+
+    json_object_id: None | str | Unset
+    if isinstance(object_id, Unset):
+        json_object_id = UNSET
+    else:
+        json_object_id = object_id
+    params["object_id"] = json_object_id
+
+    json_since: None | str | Unset
+    if isinstance(since, Unset):
+        json_since = UNSET
+    elif isinstance(since, datetime.datetime):
+        json_since = since.isoformat()
+    else:
+        json_since = since
+    params["since"] = json_since
+
+    json_until: None | str | Unset
+    if isinstance(until, Unset):
+        json_until = UNSET
+    elif isinstance(until, datetime.datetime):
+        json_until = until.isoformat()
+    else:
+        json_until = until
+    params["until"] = json_until
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -116,6 +145,9 @@ def sync_detailed(
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
     type_: ListEventsType | Unset = UNSET,
+    object_id: None | str | Unset = UNSET,
+    since: datetime.datetime | None | Unset = UNSET,
+    until: datetime.datetime | None | Unset = UNSET,
 ) -> Response[ErrorOut | list[EventOut]]:
     """List the account's events of the last 30 days, newest first
 
@@ -129,6 +161,10 @@ def sync_detailed(
         offset (int | None | Unset): Items to skip (for clients written against offsets); ignored
             with `cursor`. The `Link` header's cursor is cheaper and stable while items are added.
         type_ (ListEventsType | Unset): Only events of this type.
+        object_id (None | str | Unset): Only events about this contact or call (a call's events
+            also count for its contact).
+        since (datetime.datetime | None | Unset): Only events created at or after.
+        until (datetime.datetime | None | Unset): Only events created at or before.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -143,6 +179,9 @@ def sync_detailed(
         cursor=cursor,
         offset=offset,
         type_=type_,
+        object_id=object_id,
+        since=since,
+        until=until,
     )
 
     response = client.get_httpx_client().request(
@@ -159,6 +198,9 @@ def sync(
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
     type_: ListEventsType | Unset = UNSET,
+    object_id: None | str | Unset = UNSET,
+    since: datetime.datetime | None | Unset = UNSET,
+    until: datetime.datetime | None | Unset = UNSET,
 ) -> ErrorOut | list[EventOut] | None:
     """List the account's events of the last 30 days, newest first
 
@@ -172,6 +214,10 @@ def sync(
         offset (int | None | Unset): Items to skip (for clients written against offsets); ignored
             with `cursor`. The `Link` header's cursor is cheaper and stable while items are added.
         type_ (ListEventsType | Unset): Only events of this type.
+        object_id (None | str | Unset): Only events about this contact or call (a call's events
+            also count for its contact).
+        since (datetime.datetime | None | Unset): Only events created at or after.
+        until (datetime.datetime | None | Unset): Only events created at or before.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -187,6 +233,9 @@ def sync(
         cursor=cursor,
         offset=offset,
         type_=type_,
+        object_id=object_id,
+        since=since,
+        until=until,
     ).parsed
 
 
@@ -197,6 +246,9 @@ async def asyncio_detailed(
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
     type_: ListEventsType | Unset = UNSET,
+    object_id: None | str | Unset = UNSET,
+    since: datetime.datetime | None | Unset = UNSET,
+    until: datetime.datetime | None | Unset = UNSET,
 ) -> Response[ErrorOut | list[EventOut]]:
     """List the account's events of the last 30 days, newest first
 
@@ -210,6 +262,10 @@ async def asyncio_detailed(
         offset (int | None | Unset): Items to skip (for clients written against offsets); ignored
             with `cursor`. The `Link` header's cursor is cheaper and stable while items are added.
         type_ (ListEventsType | Unset): Only events of this type.
+        object_id (None | str | Unset): Only events about this contact or call (a call's events
+            also count for its contact).
+        since (datetime.datetime | None | Unset): Only events created at or after.
+        until (datetime.datetime | None | Unset): Only events created at or before.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -224,6 +280,9 @@ async def asyncio_detailed(
         cursor=cursor,
         offset=offset,
         type_=type_,
+        object_id=object_id,
+        since=since,
+        until=until,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -238,6 +297,9 @@ async def asyncio(
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
     type_: ListEventsType | Unset = UNSET,
+    object_id: None | str | Unset = UNSET,
+    since: datetime.datetime | None | Unset = UNSET,
+    until: datetime.datetime | None | Unset = UNSET,
 ) -> ErrorOut | list[EventOut] | None:
     """List the account's events of the last 30 days, newest first
 
@@ -251,6 +313,10 @@ async def asyncio(
         offset (int | None | Unset): Items to skip (for clients written against offsets); ignored
             with `cursor`. The `Link` header's cursor is cheaper and stable while items are added.
         type_ (ListEventsType | Unset): Only events of this type.
+        object_id (None | str | Unset): Only events about this contact or call (a call's events
+            also count for its contact).
+        since (datetime.datetime | None | Unset): Only events created at or after.
+        until (datetime.datetime | None | Unset): Only events created at or before.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -267,5 +333,8 @@ async def asyncio(
             cursor=cursor,
             offset=offset,
             type_=type_,
+            object_id=object_id,
+            since=since,
+            until=until,
         )
     ).parsed

@@ -7,6 +7,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error_out import ErrorOut
+from ...models.recover_count_out import RecoverCountOut
 from ...models.recover_in import RecoverIn
 from ...models.recover_out import RecoverOut
 from ...types import UNSET, Response, Unset
@@ -39,7 +40,12 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> ErrorOut | RecoverOut | None:
+) -> ErrorOut | RecoverCountOut | RecoverOut | None:
+    if response.status_code == 200:
+        response_200 = RecoverCountOut.from_dict(response.json())
+
+        return response_200
+
     if response.status_code == 202:
         response_202 = RecoverOut.from_dict(response.json())
 
@@ -103,7 +109,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[ErrorOut | RecoverOut]:
+) -> Response[ErrorOut | RecoverCountOut | RecoverOut]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -118,7 +124,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: RecoverIn,
     idempotency_key: str | Unset = UNSET,
-) -> Response[ErrorOut | RecoverOut]:
+) -> Response[ErrorOut | RecoverCountOut | RecoverOut]:
     """Send again what a webhook missed in a window of time
 
      For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
@@ -126,7 +132,9 @@ def sync_detailed(
     `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it
     gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing
     new. The webhook must be active (409 otherwise). Large windows are processed in batches; the answer
-    comes when every delivery is queued.
+    comes when every delivery is queued. Narrow it with `event_types`, `object_id` and `statuses`
+    (`succeeded` replays what was delivered); `backfill` lets the window reach before the webhook
+    existed; `dry_run` answers 200 with the count and queues nothing.
 
     Args:
         webhook_id (str):
@@ -138,7 +146,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorOut | RecoverOut]
+        Response[ErrorOut | RecoverCountOut | RecoverOut]
     """
 
     kwargs = _get_kwargs(
@@ -160,7 +168,7 @@ def sync(
     client: AuthenticatedClient | Client,
     body: RecoverIn,
     idempotency_key: str | Unset = UNSET,
-) -> ErrorOut | RecoverOut | None:
+) -> ErrorOut | RecoverCountOut | RecoverOut | None:
     """Send again what a webhook missed in a window of time
 
      For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
@@ -168,7 +176,9 @@ def sync(
     `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it
     gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing
     new. The webhook must be active (409 otherwise). Large windows are processed in batches; the answer
-    comes when every delivery is queued.
+    comes when every delivery is queued. Narrow it with `event_types`, `object_id` and `statuses`
+    (`succeeded` replays what was delivered); `backfill` lets the window reach before the webhook
+    existed; `dry_run` answers 200 with the count and queues nothing.
 
     Args:
         webhook_id (str):
@@ -180,7 +190,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorOut | RecoverOut
+        ErrorOut | RecoverCountOut | RecoverOut
     """
 
     return sync_detailed(
@@ -197,7 +207,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: RecoverIn,
     idempotency_key: str | Unset = UNSET,
-) -> Response[ErrorOut | RecoverOut]:
+) -> Response[ErrorOut | RecoverCountOut | RecoverOut]:
     """Send again what a webhook missed in a window of time
 
      For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
@@ -205,7 +215,9 @@ async def asyncio_detailed(
     `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it
     gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing
     new. The webhook must be active (409 otherwise). Large windows are processed in batches; the answer
-    comes when every delivery is queued.
+    comes when every delivery is queued. Narrow it with `event_types`, `object_id` and `statuses`
+    (`succeeded` replays what was delivered); `backfill` lets the window reach before the webhook
+    existed; `dry_run` answers 200 with the count and queues nothing.
 
     Args:
         webhook_id (str):
@@ -217,7 +229,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[ErrorOut | RecoverOut]
+        Response[ErrorOut | RecoverCountOut | RecoverOut]
     """
 
     kwargs = _get_kwargs(
@@ -237,7 +249,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: RecoverIn,
     idempotency_key: str | Unset = UNSET,
-) -> ErrorOut | RecoverOut | None:
+) -> ErrorOut | RecoverCountOut | RecoverOut | None:
     """Send again what a webhook missed in a window of time
 
      For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
@@ -245,7 +257,9 @@ async def asyncio(
     `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it
     gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing
     new. The webhook must be active (409 otherwise). Large windows are processed in batches; the answer
-    comes when every delivery is queued.
+    comes when every delivery is queued. Narrow it with `event_types`, `object_id` and `statuses`
+    (`succeeded` replays what was delivered); `backfill` lets the window reach before the webhook
+    existed; `dry_run` answers 200 with the count and queues nothing.
 
     Args:
         webhook_id (str):
@@ -257,7 +271,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        ErrorOut | RecoverOut
+        ErrorOut | RecoverCountOut | RecoverOut
     """
 
     return (

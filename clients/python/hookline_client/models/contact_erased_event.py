@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    Self,
+    TypeVar,
+    cast,
+)
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+if TYPE_CHECKING:
+    from ..models.contact_erased_data import ContactErasedData
+
+
+T = TypeVar("T", bound="ContactErasedEvent")
+
+
+@_attrs_define
+class ContactErasedEvent:
+    """A contact was erased (POST /v1/contacts/{id}/erase): sent to every webhook that received data about it, subscribed
+    or not; carries no personal data.
+
+        Attributes:
+            data (ContactErasedData):
+            id (str): The `webhook-id` header; dedupe on it.
+            timestamp (str): When the event happened, ISO 8601 UTC.
+            type_ (Literal['contact.erased']):
+    """
+
+    data: ContactErasedData
+    id: str
+    timestamp: str
+    type_: Literal["contact.erased"]
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.data.to_dict()
+
+        id = self.id
+
+        timestamp = self.timestamp
+
+        type_ = self.type_
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "data": data,
+                "id": id,
+                "timestamp": timestamp,
+                "type": type_,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        from ..models.contact_erased_data import ContactErasedData
+
+        d = dict(src_dict)
+        data = ContactErasedData.from_dict(d.pop("data"))
+
+        id = d.pop("id")
+
+        timestamp = d.pop("timestamp")
+
+        type_ = cast(Literal["contact.erased"], d.pop("type"))
+        if type_ != "contact.erased":
+            raise ValueError(f"type must match const 'contact.erased', got '{type_}'")
+
+        contact_erased_event = cls(
+            data=data,
+            id=id,
+            timestamp=timestamp,
+            type_=type_,
+        )
+
+        contact_erased_event.additional_properties = d
+        return contact_erased_event
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
