@@ -241,6 +241,43 @@ export interface paths {
         patch: operations["update_contact"];
         trace?: never;
     };
+    "/v1/contacts/{contact_id}/erase": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Erase a contact and its data everywhere (fires contact.erased when done)
+         * @description Deletes the contact at once; a background job then removes its data from its calls, every event and delivery attempt about it and stored idempotent responses, and sends `contact.erased` to each webhook that received any of it. Erasing again answers the same erasure. A contact deleted earlier can still be erased.
+         */
+        post: operations["erase_contact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/erasures/{erasure_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An erasure's progress, and what each webhook acknowledged */
+        get: operations["get_erasure"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/event-types": {
         parameters: {
             query?: never;
@@ -449,7 +486,7 @@ export interface paths {
         put?: never;
         /**
          * Send again what a webhook missed in a window of time
-         * @description For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never before the webhook was created): every failed or cancelled delivery is scheduled again (same `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing new. The webhook must be active (409 otherwise). Large windows are processed in batches; the answer comes when every delivery is queued.
+         * @description For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never before the webhook was created): every failed or cancelled delivery is scheduled again (same `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing new. The webhook must be active (409 otherwise). Large windows are processed in batches; the answer comes when every delivery is queued. Narrow it with `event_types`, `object_id` and `statuses` (`succeeded` replays what was delivered); `backfill` lets the window reach before the webhook existed; `dry_run` answers 200 with the count and queues nothing.
          */
         post: operations["recover"];
         delete?: never;
@@ -634,6 +671,26 @@ export interface webhooks {
          * @description A contact was deleted (data: it as it was). Signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
          */
         post: operations["webhook_contact_deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.erased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * contact.erased
+         * @description A contact was erased (POST /v1/contacts/{id}/erase): sent to every webhook that received data about it, subscribed or not; carries no personal data. Signed with Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`).
+         */
+        post: operations["webhook_contact_erased"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1177,6 +1234,41 @@ export interface components {
              */
             type: "contact.deleted";
         };
+        /** ContactErasedData */
+        ContactErasedData: {
+            /**
+             * Contact Id
+             * @description The erased contact's id.
+             */
+            contact_id: string;
+            /**
+             * Event Ids
+             * @description The events about the contact (or its calls) this webhook received: delete what you stored from them. hookline has deleted them.
+             */
+            event_ids: string[];
+        };
+        /**
+         * ContactErasedEvent
+         * @description A contact was erased (POST /v1/contacts/{id}/erase): sent to every webhook that received data about it, subscribed or not; carries no personal data.
+         */
+        ContactErasedEvent: {
+            data: components["schemas"]["ContactErasedData"];
+            /**
+             * Id
+             * @description The `webhook-id` header; dedupe on it.
+             */
+            id: string;
+            /**
+             * Timestamp
+             * @description When the event happened, ISO 8601 UTC.
+             */
+            timestamp: string;
+            /**
+             * Type
+             * @constant
+             */
+            type: "contact.erased";
+        };
         /** ContactOut */
         ContactOut: {
             /** Company */
@@ -1415,6 +1507,86 @@ export interface components {
             /** Url */
             url: string;
         };
+        /** ErasureAccepted */
+        ErasureAccepted: {
+            /**
+             * Erasure Id
+             * @description er_...; follow it with GET /v1/erasures/{id}.
+             */
+            erasure_id: string;
+        };
+        /** ErasureCounts */
+        ErasureCounts: {
+            /**
+             * Attempts
+             * @description Their attempts (request and response bodies), deleted.
+             */
+            attempts: number;
+            /**
+             * Calls
+             * @description Calls whose number, metadata and analysis were removed.
+             */
+            calls: number;
+            /**
+             * Deliveries
+             * @description Their deliveries, deleted.
+             */
+            deliveries: number;
+            /**
+             * Events
+             * @description Events about the contact or its calls, deleted.
+             */
+            events: number;
+            /**
+             * Idempotent Responses
+             * @description Stored Idempotency-Key responses naming the contact or its calls, deleted.
+             */
+            idempotent_responses: number;
+        };
+        /** ErasureNotice */
+        ErasureNotice: {
+            /**
+             * Event Id
+             * @description The contact.erased event sent to it; null: none.
+             */
+            event_id: string | null;
+            /**
+             * Status
+             * @description Its delivery's status: `succeeded` once the receiver acknowledged it; `not_sent` when the webhook was inactive or deleted.
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed" | "cancelled" | "not_sent";
+            /** Webhook Id */
+            webhook_id: string;
+        };
+        /** ErasureOut */
+        ErasureOut: {
+            /** Contact Id */
+            contact_id: string;
+            counts: components["schemas"]["ErasureCounts"];
+            /** Created At */
+            created_at: string;
+            /** Finished At */
+            finished_at: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "running" | "done";
+            /**
+             * Step
+             * @description What the job is removing now.
+             * @enum {string}
+             */
+            step: "calls" | "events" | "idempotency" | "notify" | "done";
+            /**
+             * Webhooks
+             * @description The webhooks told (once `done`), and what each acknowledged.
+             */
+            webhooks: components["schemas"]["ErasureNotice"][];
+        };
         /** ErrorDetail */
         ErrorDetail: {
             /** Code */
@@ -1615,14 +1787,54 @@ export interface components {
         Outcome: {
             [key: string]: unknown;
         };
+        /** RecoverCountOut */
+        RecoverCountOut: {
+            /**
+             * Would Queue
+             * @description `dry_run`: deliveries the same call would queue now.
+             */
+            would_queue: number;
+        };
         /** RecoverIn */
         RecoverIn: {
+            /**
+             * Backfill
+             * @description Let the window reach before the webhook was created: a new webhook gets the history of the types it subscribes to (with `missed`).
+             * @default false
+             */
+            backfill?: boolean;
+            /**
+             * Dry Run
+             * @description Count only: answer 200 `{"would_queue": N}` and queue nothing.
+             * @default false
+             */
+            dry_run?: boolean;
+            /**
+             * Event Types
+             * @description Only events of these types (default: every type).
+             */
+            event_types?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted")[] | null;
+            /**
+             * Object Id
+             * @description Only events about this contact or call (a call's events also count for its contact).
+             */
+            object_id?: string | null;
             /**
              * Since
              * Format: date-time
              * @description Start of the window (event time), within retention.
              */
             since: string;
+            /**
+             * Statuses
+             * @description Which deliveries to send again: `failed`, `cancelled`, `succeeded` (a replay of what was delivered), and `missed` (events of a subscribed type the webhook never got). Default: failed, cancelled, missed.
+             * @default [
+             *       "failed",
+             *       "cancelled",
+             *       "missed"
+             *     ]
+             */
+            statuses?: ("failed" | "cancelled" | "succeeded" | "missed")[];
             /**
              * Until
              * @description End of the window; default now.
@@ -1735,7 +1947,7 @@ export interface components {
              * Events
              * @description Non-empty set of event types; duplicates are dropped.
              */
-            events: ("contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted")[];
+            events: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted")[];
             /** Filter */
             filter?: string | null;
             /** Headers */
@@ -1893,7 +2105,7 @@ export interface components {
              * Events
              * @description Non-empty set of event types; duplicates are dropped.
              */
-            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted")[];
+            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted")[];
             /** Filter */
             filter?: string | null;
             /**
@@ -3410,6 +3622,170 @@ export interface operations {
             };
         };
     };
+    erase_contact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the same key with the same body within 24 h replays the first response (with `Idempotent-Replayed: true`), once the key is authorised for this operation as a fresh request would be; with another body it is refused (422 idempotency_key_reused); while the first is still running, 409. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                contact_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureAccepted"];
+                };
+            };
+            /** @description unauthenticated: key missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description forbidden: the key lacks the scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not_found: unknown id, or an id of another account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description conflict: the request with this Idempotency-Key is still in progress */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description validation_error (details.fields lists each field) or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description rate_limited: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
+    get_erasure: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                erasure_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureOut"];
+                };
+            };
+            /** @description unauthenticated: key missing, malformed, unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description forbidden: the key lacks the scope */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description not_found: unknown id, or an id of another account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description validation_error (details.fields lists each field) or idempotency_key_reused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description rate_limited: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+            /** @description internal_error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorOut"];
+                };
+            };
+        };
+    };
     list_event_types: {
         parameters: {
             query?: never;
@@ -3476,7 +3852,13 @@ export interface operations {
                 /** @description Items to skip (for clients written against offsets); ignored with `cursor`. The `Link` header's cursor is cheaper and stable while items are added. */
                 offset?: number | null;
                 /** @description Only events of this type. */
-                type?: "contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted" | "webhook.test";
+                type?: "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted" | "webhook.test";
+                /** @description Only events about this contact or call (a call's events also count for its contact). */
+                object_id?: string | null;
+                /** @description Only events created at or after. */
+                since?: string | null;
+                /** @description Only events created at or before. */
+                until?: string | null;
             };
             header?: never;
             path?: never;
@@ -4484,6 +4866,15 @@ export interface operations {
             };
         };
         responses: {
+            /** @description `dry_run`: the count; nothing queued. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecoverCountOut"];
+                };
+            };
             /** @description Successful Response */
             202: {
                 headers: {
@@ -4772,7 +5163,7 @@ export interface operations {
                      * @description A type of GET /v1/event-types; its example event is sent.
                      * @enum {string}
                      */
-                    event_type: "contact.created" | "contact.updated" | "contact.deleted" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted" | "webhook.test" | "webhook.conformance";
+                    event_type: "contact.created" | "contact.updated" | "contact.deleted" | "contact.erased" | "call.started" | "call.completed" | "lead.qualified" | "appointment.booked" | "call.analyzed" | "webhook.disabled" | "delivery.exhausted" | "webhook.test" | "webhook.conformance";
                 };
             };
         };
@@ -5024,6 +5415,35 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ContactDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: hookline disables the webhook. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received: any 2xx within 15 s is a success. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_contact_erased: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactErasedEvent"];
             };
         };
         responses: {

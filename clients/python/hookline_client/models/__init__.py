@@ -37,6 +37,8 @@ from .conformance_out import ConformanceOut
 from .contact_create import ContactCreate
 from .contact_created_event import ContactCreatedEvent
 from .contact_deleted_event import ContactDeletedEvent
+from .contact_erased_data import ContactErasedData
+from .contact_erased_event import ContactErasedEvent
 from .contact_out import ContactOut
 from .contact_update import ContactUpdate
 from .contact_updated_event import ContactUpdatedEvent
@@ -55,6 +57,13 @@ from .delivery_out_status import DeliveryOutStatus
 from .disabled_webhook import DisabledWebhook
 from .disabled_webhook_headers import DisabledWebhookHeaders
 from .disabled_webhook_signing import DisabledWebhookSigning
+from .erasure_accepted import ErasureAccepted
+from .erasure_counts import ErasureCounts
+from .erasure_notice import ErasureNotice
+from .erasure_notice_status import ErasureNoticeStatus
+from .erasure_out import ErasureOut
+from .erasure_out_status import ErasureOutStatus
+from .erasure_out_step import ErasureOutStep
 from .error_detail import ErrorDetail
 from .error_detail_details_type_0 import ErrorDetailDetailsType0
 from .error_out import ErrorOut
@@ -75,7 +84,10 @@ from .mutual_tls_out import MutualTLSOut
 from .o_auth_2_client_credentials import OAuth2ClientCredentials
 from .o_auth_2_client_credentials_out import OAuth2ClientCredentialsOut
 from .outcome import Outcome
+from .recover_count_out import RecoverCountOut
 from .recover_in import RecoverIn
+from .recover_in_event_types_type_0_item import RecoverInEventTypesType0Item
+from .recover_in_statuses_item import RecoverInStatusesItem
 from .recover_out import RecoverOut
 from .send_test_event_test_event_request import SendTestEventTestEventRequest
 from .send_test_event_test_event_request_event_type import (
@@ -140,6 +152,8 @@ __all__ = (
     "ContactCreate",
     "ContactCreatedEvent",
     "ContactDeletedEvent",
+    "ContactErasedData",
+    "ContactErasedEvent",
     "ContactOut",
     "ContactUpdate",
     "ContactUpdatedEvent",
@@ -156,6 +170,13 @@ __all__ = (
     "DisabledWebhook",
     "DisabledWebhookHeaders",
     "DisabledWebhookSigning",
+    "ErasureAccepted",
+    "ErasureCounts",
+    "ErasureNotice",
+    "ErasureNoticeStatus",
+    "ErasureOut",
+    "ErasureOutStatus",
+    "ErasureOutStep",
     "ErrorDetail",
     "ErrorDetailDetailsType0",
     "ErrorOut",
@@ -176,7 +197,10 @@ __all__ = (
     "OAuth2ClientCredentials",
     "OAuth2ClientCredentialsOut",
     "Outcome",
+    "RecoverCountOut",
     "RecoverIn",
+    "RecoverInEventTypesType0Item",
+    "RecoverInStatusesItem",
     "RecoverOut",
     "SendTestEventTestEventRequest",
     "SendTestEventTestEventRequestEventType",

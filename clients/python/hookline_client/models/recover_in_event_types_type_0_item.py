@@ -3,6 +3,7 @@ from enum import StrEnum
 
 class RecoverInEventTypesType0Item(StrEnum):
     APPOINTMENT_BOOKED = "appointment.booked"
+    CALL_ANALYZED = "call.analyzed"
     CALL_COMPLETED = "call.completed"
     CALL_STARTED = "call.started"
     CONTACT_CREATED = "contact.created"
