@@ -15,8 +15,8 @@ import pytest
 from tests.conftest import TEST_SECRET_KEY, make_database_url
 from tests.support.server import arun_cli, async_running_server
 
-SAMPLES = 120
-ROUNDS = 2
+SAMPLES = 60
+ROUNDS = 4
 
 
 def p99(latencies: list[float]) -> float:

@@ -8,8 +8,8 @@ import httpx
 from sqlalchemy import select
 
 from hookline.delivery import manager
+from hookline.domain import accounts, keys
 from hookline.domain import contacts as contacts_domain
-from hookline.domain import keys
 from hookline.domain.events import list_events
 from hookline.storage.db import Database
 from hookline.storage.models import deliveries, users
@@ -371,3 +371,23 @@ async def test_settings_show_the_accounts_own_id_to_copy(
     assert 'href="/dashboard/settings" aria-current="page"' in page.text
     theirs = await other_signed_in.get("/dashboard/settings")
     assert account_id not in theirs.text
+
+
+async def test_settings_change_the_longest_call_as_the_api_does(
+    signed_in: Dash, db: Database
+) -> None:
+    account_id = await _account_id(db, signed_in.email)
+    page = await signed_in.get("/dashboard/settings")
+    assert 'value="3600"' in page.text
+    refused = await signed_in.post(
+        "/dashboard/settings/calls", {"max_call_seconds": "59"}, token_from="/dashboard/settings"
+    )
+    assert refused.status_code == 422 and 'id="e-max_call_seconds"' in refused.text
+    assert 'value="59"' in refused.text
+    saved = await signed_in.post(
+        "/dashboard/settings/calls", {"max_call_seconds": "120"}, token_from="/dashboard/settings"
+    )
+    assert saved.status_code == 303
+    async with db.read() as conn:
+        assert (await accounts.get_account(conn, account_id))["max_call_seconds"] == 120
+    assert 'value="120"' in (await signed_in.get("/dashboard/settings")).text

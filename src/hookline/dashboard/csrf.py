@@ -13,6 +13,7 @@ cookies are a second, independent line of defence.)
 from __future__ import annotations
 
 import secrets
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, Request, Response
@@ -43,12 +44,16 @@ def tokens_match(sent: object, expected: str | None) -> bool:
     return secrets.compare_digest(sent.encode(), expected.encode())
 
 
-async def session_form(request: Request, session: CurrentSession) -> FormData:
-    """The posted form of a signed-in user, once its CSRF token is checked."""
+async def session_form(request: Request, session: CurrentSession) -> AsyncIterator[FormData]:
+    """The posted form of a signed-in user, once its CSRF token is checked; its uploaded files
+    closed once the request is answered, or refused."""
     form = await request.form()
-    if not tokens_match(form.get(CSRF_FIELD), session.csrf_token):
-        raise csrf_refused()
-    return form
+    try:
+        if not tokens_match(form.get(CSRF_FIELD), session.csrf_token):
+            raise csrf_refused()
+        yield form
+    finally:
+        await form.close()
 
 
 def _box(request: Request) -> SecretBox:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import ValidationError
 
+from hookline.dashboard.csrf import CheckedForm
+from hookline.dashboard.listing import field_errors, text
 from hookline.dashboard.people import account_name
 from hookline.dashboard.sessions import CurrentSession, optional_session
-from hookline.dashboard.web import PREFIX, database, not_found, redirect, render
-from hookline.domain import contacts, events, keys, webhooks
+from hookline.dashboard.web import PREFIX, Flash, database, not_found, redirect, render
+from hookline.domain import accounts, contacts, events, keys, webhooks
+from hookline.schemas.accounts import AccountUpdate
 
 router = APIRouter(prefix=PREFIX)
 
@@ -38,11 +42,42 @@ async def overview(request: Request, session: CurrentSession) -> HTMLResponse:
 
 @router.get("/settings")
 async def settings(request: Request, session: CurrentSession) -> HTMLResponse:
-    """The account's id (what `hookline users add --account` and support ask for) and name."""
+    """The account's id (what `hookline users add --account` and support ask for), its name,
+    and its call settings (as ``PATCH /v1/account`` changes them)."""
+    return await _settings_page(request, session)
+
+
+async def _settings_page(
+    request: Request,
+    session: CurrentSession,
+    values: dict[str, str] | None = None,
+    errors: dict[str, str] | None = None,
+) -> HTMLResponse:
     async with database(request).read() as conn:
         name = await account_name(conn, session.account_id)
-    context = {"account_id": session.account_id, "account_name": name}
-    return render(request, "settings.html", context)
+        account = await accounts.get_account(conn, session.account_id)
+    context = {
+        "account_id": session.account_id,
+        "account_name": name,
+        "values": values or {"max_call_seconds": str(account["max_call_seconds"])},
+        "errors": errors or {},
+    }
+    return render(request, "settings.html", context, status_code=422 if errors else 200)
+
+
+@router.post("/settings/calls")
+async def call_settings(request: Request, session: CurrentSession, form: CheckedForm) -> Response:
+    values = {"max_call_seconds": text(form, "max_call_seconds")}
+    try:
+        seconds = values["max_call_seconds"]
+        body = AccountUpdate.model_validate(
+            {"max_call_seconds": int(seconds) if seconds.isdecimal() else seconds}
+        )
+    except ValidationError as exc:
+        return await _settings_page(request, session, values, field_errors(exc))
+    async with database(request).begin() as conn:
+        await accounts.update_account(conn, session.account_id, body.provided())
+    return redirect(request, f"{PREFIX}/settings", Flash("success", "Call settings saved."))
 
 
 @router.get("/")

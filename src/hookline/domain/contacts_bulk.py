@@ -1,8 +1,11 @@
 """Bulk upsert of contacts (``POST /v1/contacts/bulk`` and the dashboard's CSV import).
 
 Rows are matched on their normalised phone number or email and written in transactions of at
-most ``BATCH_ROWS`` rows, yielding to the event loop between them, so a request of 1,000 rows
-never holds the writer (SQLite) or the loop for long. Each batch is atomic, the request as a
+most ``BATCH_ROWS`` rows. The work is paced (``Pace``): a step of it (validating rows, or one
+batch's statements, which hold the writer) ends once it has taken ``STEP_SECONDS``, and the
+upsert then rests ``REST_PER_STEP`` times as long as that step took, so a request of 1,000 rows
+takes at most about a quarter of the event loop and of the writer (SQLite) from the other
+requests. Each batch is atomic, the request as a
 whole is not: a failure or crash mid-way keeps the batches already committed. Each created or
 changed row records its event in its batch's transaction; an unchanged row records none, so
 sending the same rows again reports them ``unchanged`` and fires nothing.
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,6 +27,12 @@ from hookline.storage.queries import contacts as queries
 
 BATCH_ROWS = 25
 """The most rows one transaction writes."""
+
+STEP_SECONDS = 0.002
+"""How long a step of a bulk upsert may run before it lets the other requests run."""
+
+REST_PER_STEP = 3
+"""How many times as long as its step a bulk upsert then rests."""
 
 MatchKey = Literal["phone_number", "email"]
 _MATCHES = {
@@ -51,6 +61,28 @@ def _result(
     return {"index": index, "status": status, "id": contact_id, "error": error}
 
 
+class Pace:
+    """A bulk upsert's pace: its work runs in steps of about ``STEP_SECONDS``, each followed by
+    a rest longer than the step, in which the other requests run whatever each of their own
+    steps takes (a mere yield would let the bulk run a step between every two of theirs)."""
+
+    def __init__(self) -> None:
+        self._started = time.perf_counter()
+
+    def spent(self) -> bool:
+        """Whether the current step has had its time."""
+        return time.perf_counter() - self._started >= STEP_SECONDS
+
+    async def rest(self) -> None:
+        """End the current step: rest ``REST_PER_STEP`` times as long as it took."""
+        await asyncio.sleep(REST_PER_STEP * (time.perf_counter() - self._started))
+        self._started = time.perf_counter()
+
+    async def rest_if_spent(self) -> None:
+        if self.spent():
+            await self.rest()
+
+
 async def upsert_contacts(
     db: Database,
     account_id: str,
@@ -63,23 +95,43 @@ async def upsert_contacts(
     """Every row's result, in order: ``created``, ``updated``, ``unchanged`` or ``refused``.
     ``parse`` validates a raw row (its index, its value), batch by batch as they are written;
     ``progress`` is told the number of rows done after each committed batch."""
+    pace = Pace()
     results: list[dict[str, Any]] = []
-    for start in range(0, len(raw_rows), BATCH_ROWS):
-        chunk = raw_rows[start : start + BATCH_ROWS]
-        rows = [parse(start + offset, raw) for offset, raw in enumerate(chunk)]
+    pending: list[BulkRow] = []  # validated, not yet written
+    while len(results) < len(raw_rows):
+        start = len(results) + len(pending)
+        chunk = raw_rows[start : len(results) + BATCH_ROWS]
+        pending += await _parsed(chunk, start, parse, pace)
         async with db.begin_apart() as conn:
-            done = await upsert_batch(conn, account_id, match_on, rows)
+            done = await upsert_batch(conn, account_id, match_on, pending, stop=pace.spent)
         results.extend(done)
+        pending = pending[len(done) :]
         if progress is not None:
             progress(len(results))
-        await asyncio.sleep(0)  # the other requests' turn between batches
+        await pace.rest()  # the other requests' turn, with the loop and the writer
     return results
 
 
+async def _parsed(
+    chunk: Sequence[Any], start: int, parse: Callable[[int, Any], BulkRow], pace: Pace
+) -> list[BulkRow]:
+    rows = []
+    for offset, raw in enumerate(chunk):
+        rows.append(parse(start + offset, raw))
+        await pace.rest_if_spent()
+    return rows
+
+
 async def upsert_batch(
-    conn: Connection, account_id: str, match_on: MatchKey, rows: Sequence[BulkRow]
+    conn: Connection,
+    account_id: str,
+    match_on: MatchKey,
+    rows: Sequence[BulkRow],
+    *,
+    stop: Callable[[], bool] = lambda: False,
 ) -> list[dict[str, Any]]:
-    """``rows`` upserted in the caller's transaction, matched on ``match_on``."""
+    """``rows`` upserted in the caller's transaction, matched on ``match_on``: the results of
+    the first of them, up to the one after which ``stop()`` said to stop (one row at least)."""
     keys = sorted({row.fields[match_on] for row in rows if row.fields is not None})
     await queries.take_bulk_turn(conn, _lock_id(account_id))
     found = await conn.execute(_MATCHES[match_on], {"account_id": account_id, "keys": keys})
@@ -89,16 +141,26 @@ async def upsert_batch(
         matches.setdefault(contact[match_on], []).append(contact)
     results = []
     for row in rows:
-        if row.fields is None:
-            results.append(_result(row.index, "refused", error=row.error))
-            continue
-        key = row.fields[match_on]
-        try:
-            matched = matches.setdefault(key, [])
-            results.append(await _upsert_row(conn, account_id, match_on, row, matched))
-        except ValidationFailed as failure:
-            results.append(_result(row.index, "refused", error=refusal(failure)))
+        results.append(await _upsert_or_refuse(conn, account_id, match_on, row, matches))
+        if stop():
+            break
     return results
+
+
+async def _upsert_or_refuse(
+    conn: Connection,
+    account_id: str,
+    match_on: MatchKey,
+    row: BulkRow,
+    matches: dict[str, list[dict[str, Any]]],
+) -> dict[str, Any]:
+    if row.fields is None:
+        return _result(row.index, "refused", error=row.error)
+    try:
+        matched = matches.setdefault(row.fields[match_on], [])
+        return await _upsert_row(conn, account_id, match_on, row, matched)
+    except ValidationFailed as failure:
+        return _result(row.index, "refused", error=refusal(failure))
 
 
 async def _upsert_row(
