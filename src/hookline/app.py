@@ -73,8 +73,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.idempotency = IdempotencyStore(db, app.state.secret_box)
         await upgrade_to_head(db)
         # A worker in process shares the pool: its rounds, its recorder and its next-due look
-        # hold as many connections as it readies, and a request then met a cold one (commentary
-        # 119 (a)). So both ready twice as many, the API first: the worker's readying takes the
+        # hold as many connections as it readies, and a request would meet a cold one. So both
+        # ready twice as many, the API first: the worker's readying takes the
         # connections it opened, idle, and parses its own statements on them.
         ready = READY_CONNECTIONS * (2 if settings.worker_in_process else 1)
         await ready_for_requests(db, connections=ready)

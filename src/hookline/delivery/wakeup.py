@@ -22,8 +22,8 @@ On SQLite it may call it before the COMMIT of rows of an event, if the scheduler
   NOTIFYs, which would otherwise cost it a second, empty fan-out + claim round per event.
   Only while a worker of another process is registered (the ``workers`` table, looked at
   again once ``LOOK_SECONDS`` have passed), as the datagrams go only to the sockets in the
-  folder: with the worker in process alone, or no worker at all, the NOTIFY was a third of the
-  statements a batch of POSTs sent, ~8% of the API's rate (docs/benchmarks.md, commentary 176).
+  folder: with the worker in process alone, or no worker at all, a NOTIFY would be a statement
+  per batch of POSTs that nobody hears.
   A worker that registers after a look misses the wake-ups until the next look, at most
   ``LOOK_SECONDS`` later, so for that long after it registers it fans out on a short poll
   (``unheard_seconds``, ``Worker.start``) instead of waiting for its poll interval.
@@ -180,8 +180,7 @@ class SocketWakeup(Wakeup):
     def scheduler_asleep(self) -> bool:
         # Never beside workers of other processes on this database (``serve --workers N``):
         # they write too, and a batch held open for this scheduler's round keeps their writers
-        # waiting at the turnstile for a turn of this loop (commentary 162: --workers 2 served
-        # fewer POSTs in 4 of 6 pairs with it). There the round commits apart, as it did.
+        # waiting at the turnstile for a turn of this loop. There the round commits apart.
         return super().scheduler_asleep() and not self._current_peers()
 
     def _on_datagrams(self) -> None:

@@ -13,7 +13,7 @@ stored and read exactly as SQLAlchemy would (timestamps as UTC, JSON columns dec
 * A look-up of one row by one key that every request makes (the API key's) is a
   ``SharedLookup``: a ``Query``, which on PostgreSQL concurrent callers share.
 * Any other statement (built per call, its values inline) is compiled when it runs. That costs
-  SQLAlchemy's compiler once per call (tens to a few hundred µs): the statements of
+  SQLAlchemy's compiler once per call: the statements of
   ``storage.queries`` are all ``Query``s, and a test holds them to it.
 
 ``Result`` has the surface callers used on SQLAlchemy's results (``.all()``, ``.first()``,
@@ -93,8 +93,7 @@ class Compiled:
 
         Decoded a column at a time: each processor mapped over its column, then the rows
         zipped back together and made by ``tuple.__new__``, all in C loops. Row by row (a
-        list per row, a loop over its processors, ``_make``) cost 15% more instructions for a
-        page of 51 contacts (docs/benchmarks.md, change 54)."""
+        list per row, a loop over its processors, ``_make``) costs more for a page of rows."""
         if self.row is None:
             row = row_class(tuple(names()))
             return [row._make(v) for v in values]
@@ -329,8 +328,8 @@ class JointRows:
 
     def combined_arguments(self, dialect: Dialect) -> list[Any]:
         """The driver's positional arguments for ``JointInsert.combined``: each parameter is
-        its row's column (``t<row>_<column>``), picked straight from the rows. Building a dict of
-        every prefixed name first cost ~13 µs per POST (timeit, in process); picking ~3."""
+        its row's column (``t<row>_<column>``), picked straight from the rows, without a dict of
+        every prefixed name first (every POST builds these)."""
         compiled, picks = self.insert.combined_picks(dialect)
         rows = self.rows
         arguments = [rows[at][key] for at, key in picks]

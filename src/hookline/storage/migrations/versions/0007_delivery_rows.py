@@ -3,13 +3,7 @@
 Retention deletes events by their own ``created_at`` and the deliveries go by the cascade,
 through ``ix_deliveries_event_id``; yet every INSERT and every non-HOT UPDATE of a delivery
 wrote an entry into this index. Dropped on both databases: an index only, so SQLite rebuilds no
-table (a rebuild of ``deliveries`` would cascade deletes to ``delivery_attempts``: commentary
-76 (a)).
-
-This migration first also set ``fillfactor = 50`` on ``deliveries`` and ``events`` on
-PostgreSQL (a third less WAL per delivery in drains, commentary 106), and was changed before it
-was released: at a light load it raised commit-to-receipt's p50 by 3-5 ms in every round of
-two A/Bs (commentary 115).
+table (a rebuild of ``deliveries`` would cascade deletes to ``delivery_attempts``).
 
 Revision ID: 0007_delivery_rows
 Revises: 0006_claim_order

@@ -2,16 +2,11 @@
 
 A claim's lease sets ``leased_by``, ``leased_until`` and ``updated_at``, none of them indexed
 nor in a partial index's predicate, so PostgreSQL can write it as a HOT update (no index entry)
-when the row's page has room for the new version. The fan-out's INSERT of 500 rows filled its
-pages, so ~78% of the leases were written to another page with an entry in each of the table's
-five indexes. At 50 the INSERT leaves half of each page for them: in a 10,000-event drain 92%
-of the leases were HOT, the claim's time a delivery 47 -> 27 µs and its WAL 846 -> 258 B
-(docs/benchmarks.md, 182); drains ran 1.09-1.16x main's (184). Only ``deliveries``: 0007's
-first form also set it on ``events`` and raised commit-to-receipt's p50 at a light load (115);
-the event's numbering writes an indexed column, so no room makes it HOT. At a light load the
-leases were HOT already (a round leases the rows it just wrote, on the last page, which has
-room) and the half-empty pages cost PostgreSQL a few per cent more CPU per event, with the
-p99 ~1 ms higher (185): the cost where PostgreSQL has room, the gain where it is the bound.
+when the row's page has room for the new version. The fan-out's INSERTs fill their pages, so
+most leases were written to another page with an entry in each of the table's indexes. At 50
+the INSERT leaves half of each page for them (docs/performance.md, "HOT leases"). Only
+``deliveries``: on ``events`` it raised commit-to-receipt at a light load, and the event's
+numbering writes an indexed column, so no room makes it HOT.
 
 Storage parameters only: pages written from now on get the room, nothing is rewritten, and
 SQLite has no such setting (nothing to do there).
