@@ -10,7 +10,7 @@ The figures are the receipts' rate (first to last receipt) and the workers' CPU 
 from the first receipt on (start-up excluded), medians over ``BENCH_ROUNDS`` (default 3), with
 each side's share of the drain on a core and waiting for one (busy / run queue: the workers',
 and the load core's, the receiver and PostgreSQL; a run queue there means that core, not the
-worker's rounds, bounds the drain: bench/commentary.md 157). Each
+worker's rounds, bounds the drain). Each
 round also runs the bare aiohttp client loop (``bench.clientloop``, on the server core, to the
 same receiver, ``--events`` requests), the ceiling ``bench.delivery`` compares with: the table
 gives each variant's median rate against the loop's median ("vs loop", target >= 0.5x with one

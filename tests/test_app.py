@@ -101,7 +101,7 @@ async def test_a_server_with_its_worker_in_process_readies_twice_as_many(
     pg_server: PostgresServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The worker's rounds, recorder and next-due look hold the connections it readied, and a
-    request then met a cold one (commentary 119 (a)): the API and the worker, sharing a pool,
+    request then met a cold one: the API and the worker, sharing a pool,
     ready twice as many, and each parses its statements without a warning."""
     app = create_app(make_settings(pg_server.create_database(), worker_in_process=True))
     with caplog.at_level(logging.WARNING, logger="hookline.storage"):

@@ -141,7 +141,7 @@ def test_each_process_listens_on_its_own_socket_and_new_connections_spread_over_
 ) -> None:
     """On one shared listener a burst of new connections (a client's pool opening) went 6 / 58
     or 8 / 56 in half the rounds of bench.scale, one process queueing requests while the other
-    idled (docs/benchmarks.md, commentary 177). Each process listens on a socket of its own
+    idled. Each process listens on a socket of its own
     (SO_REUSEPORT) and the kernel hashes each new connection to one: 64 at once land 16-48 on
     each (outside that by chance once in ~20,000 runs)."""
     with running_server(_env("sqlite", tmp_path, request), worker=False, args=TWO) as server:

@@ -318,7 +318,7 @@ async def test_the_failure_that_opens_the_circuit_is_stored_without_the_linger(
     """Once a failing endpoint's run reaches the threshold, the claims hold it off until the
     recorder stores the run (the circuit opens in the database), and each of its sends that
     finishes meanwhile wakes the scheduler for a claim that takes nothing: ~120 empty write
-    transactions in SQLite's 50 ms linger (bench/commentary.md 220). So those failures are
+    transactions in SQLite's 50 ms linger. So those failures are
     stored at once: here, with a 5 s linger, the circuit opens in a fraction of it and the
     scheduler's rounds until then are a few, not thousands."""
     linger = 5.0

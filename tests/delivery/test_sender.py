@@ -1,7 +1,7 @@
 """The sender's total timeout against real receivers on 127.0.0.1: hanging attempts are cut
 at the configured timeout, each of many at once, a status that arrived in time is kept when
 the body is cut, and a cancellation from outside (a stopping worker) stays a cancellation.
-Guards for any change to how the timeout is armed (bench/commentary.md, 211)."""
+Guards for any change to how the timeout is armed."""
 
 from __future__ import annotations
 

@@ -1179,7 +1179,7 @@ async def test_on_sqlite_a_started_worker_compiles_nothing_beside_a_hanging_and_
     """A SQLite worker compiles its statements when it starts (``manager.ready_statements_on_
     sqlite``): compiled on their first runs instead, they held up a fresh server's first
     events, most of all beside bad endpoints, whose first rounds meet several shapes of the
-    claim (commentary 221). Every statement the worker's tasks ask for here, beside a hanging,
+    claim. Every statement the worker's tasks ask for here, beside a hanging,
     a failing and a healthy endpoint, was compiled by its start."""
     env = sqlite_env
     in_worker: contextvars.ContextVar[bool] = contextvars.ContextVar("in_worker", default=False)

@@ -148,7 +148,7 @@ async def test_0007_goes_down_and_up_keeping_every_row(
     backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     # On SQLite a migration that rebuilt ``deliveries`` would cascade the delete of its rows to
-    # ``delivery_attempts`` (commentary 76 (a)): the attempt is the row that would go.
+    # ``delivery_attempts``: the attempt is the row that would go.
     async with _migrated(backend_name, tmp_path, request) as db:
         await run_sync(db, _one_delivery_with_an_attempt)
         await run_sync(db, _down_to_0006)
