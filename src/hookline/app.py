@@ -34,6 +34,7 @@ from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import filters
 from hookline.delivery.wakeup import make_wakeup
 from hookline.delivery.worker import Chore, Worker
+from hookline.domain import retention
 from hookline.domain.calls import sweep_overdue_calls
 from hookline.domain.readying import ready_for_requests
 from hookline.guards.idempotency import IdempotencyStore
@@ -46,7 +47,10 @@ from hookline.storage.migrate import upgrade_to_head
 
 def worker_chores(settings: Settings) -> list[Chore]:
     """The periodic work every delivery worker runs (``serve``'s and ``hookline worker``)."""
-    return [Chore("ending overdue calls", settings.call_sweep_seconds, sweep_overdue_calls)]
+    return [
+        Chore("ending overdue calls", settings.call_sweep_seconds, sweep_overdue_calls),
+        Chore("account retention", retention.SWEEP_EVERY_SECONDS, retention.chore_run(settings)),
+    ]
 
 
 API_DESCRIPTION = """

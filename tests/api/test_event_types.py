@@ -55,7 +55,11 @@ async def test_every_deliverable_type_is_listed_with_a_valid_2020_12_schema(
     listed = await catalogue(http, owner)
     assert set(listed) == DELIVERABLE
     for event_type, entry in listed.items():
-        assert set(entry) == {"type", "description", "schema"}
+        assert set(entry) == {"type", "description", "schema", "thin_schema"}
+        thin = entry["thin_schema"]
+        Draft202012Validator.check_schema(thin)
+        assert thin["properties"]["type"]["const"] == event_type
+        assert set(thin["properties"]) == {"id", "type", "timestamp", "data"}
         assert entry["description"]
         schema = entry["schema"]
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
@@ -80,7 +84,9 @@ async def test_openapi_webhooks_carry_every_type(
     assert set(document["webhooks"]) == DELIVERABLE
     for event_type, item in document["webhooks"].items():
         body = item["post"]["requestBody"]["content"]["application/json"]["schema"]
-        name = body["$ref"].rsplit("/", 1)[1]
+        full, thin = body["oneOf"]
+        assert thin == {"$ref": "#/components/schemas/ThinEvent"}
+        name = full["$ref"].rsplit("/", 1)[1]
         assert document["components"]["schemas"][name]["properties"]["type"]["const"] == event_type
 
 
@@ -90,7 +96,7 @@ def openapi_validator(document: dict[str, Any], event_type: str) -> Draft202012V
     resource = Resource.from_contents(closed(document), default_specification=DRAFT202012)
     registry: Registry = Registry().with_resource("urn:hookline:openapi", resource)
     return Draft202012Validator(
-        {"$ref": "urn:hookline:openapi" + body["schema"]["$ref"]}, registry=registry
+        {"$ref": "urn:hookline:openapi" + body["schema"]["oneOf"][0]["$ref"]}, registry=registry
     )
 
 

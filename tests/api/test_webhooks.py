@@ -38,6 +38,8 @@ WEBHOOK_KEYS = {
     "headers",
     "filter",
     "rate_limit",
+    "redact",
+    "payload",
     "created_at",
     "updated_at",
 }

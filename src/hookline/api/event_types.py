@@ -23,6 +23,9 @@ class EventTypeDoc(BaseModel):
     schema_: dict[str, Any] = Field(
         alias="schema", description="JSON Schema 2020-12 of the whole delivered body."
     )
+    thin_schema: dict[str, Any] = Field(
+        description='JSON Schema 2020-12 of the body a webhook with `payload: "thin"` receives.'
+    )
 
 
 @router.get(
@@ -31,7 +34,9 @@ class EventTypeDoc(BaseModel):
     responses=error_responses(401),
     summary="The event types and the JSON Schema (2020-12) of each one's delivered body",
     description="Every type a webhook may receive: the subscribable ones, `webhook.test` and "
-    "`webhook.conformance`. Any valid key may read it. The same bodies are in this document's "
+    "`webhook.conformance`. Any valid key may read it. `thin_schema` is the body a webhook "
+    'with `payload: "thin"` receives. '
+    "The same bodies are in this document's "
     "`webhooks`; here, the bodies that carry a call describe `data.analysis.outcome` by the "
     "account's current call analysis schema.",
 )
@@ -74,8 +79,17 @@ def _webhook_operation(kind: catalogue.EventKind, component: str) -> dict[str, A
             "tags": ["webhook events"],
             "requestBody": {
                 "required": True,
+                "description": 'The full body, or the thin one (`payload: "thin"`); '
+                "`redact` paths are left out of the full one.",
                 "content": {
-                    "application/json": {"schema": {"$ref": f"#/components/schemas/{component}"}}
+                    "application/json": {
+                        "schema": {
+                            "oneOf": [
+                                {"$ref": f"#/components/schemas/{component}"},
+                                {"$ref": "#/components/schemas/ThinEvent"},
+                            ]
+                        }
+                    }
                 },
             },
             "responses": {

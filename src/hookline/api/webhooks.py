@@ -15,6 +15,7 @@ from hookline.crypto import SecretBox
 from hookline.domain import webhook_identity as identity
 from hookline.domain import webhooks as domain
 from hookline.errors import NotFound, ValidationFailed
+from hookline.schemas import catalogue
 from hookline.schemas.common import SuccessOut
 from hookline.schemas.webhooks import WebhookCreate, WebhookOut, WebhookSecretOut, WebhookUpdate
 
@@ -40,7 +41,8 @@ def _secret_box(request: Request) -> SecretBox:
     "full only here and on rotation. With `signing: ed25519` it carries the `public_key` "
     "instead (and `secret` is null). `url` must reach a public address (422 otherwise); so "
     "must an OAuth2 `auth.token_url`, over https. An account may have at most 100 webhooks "
-    "(`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).",
+    "(`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must be a field of a subscribed "
+    "type's body (422 naming `redact`).",
 )
 async def create_webhook(
     request: Request,
@@ -68,7 +70,10 @@ async def create_webhook(
             rate_limit=body.rate_limit,
             signing=body.signing,
             auth=endpoint_auth,
+            redact=body.redact,
+            payload=body.payload,
         )
+        catalogue.check_redact_fits(webhook)
     return JSONResponse(
         webhook, status_code=201, headers={"Location": f"/v1/webhooks/{webhook['id']}"}
     )
@@ -110,7 +115,8 @@ async def get_webhook(webhook_id: str, auth: WebhooksRead, db: DB) -> JSONRespon
     "case-insensitively. Setting `is_active` to true also clears `disabled_reason`. A new "
     "`signing` starts a new key or secret (the old one signs beside it for 24 hours; a "
     "switch to hmac returns the new `secret` in full, this once). `auth` replaces the "
-    'current one; with the same type, a secret sent as "********" keeps the stored one.',
+    'current one; with the same type, a secret sent as "********" keeps the stored one. '
+    "`redact` is checked against the subscribed types after the change (new `events` too).",
 )
 async def update_webhook(
     request: Request,
@@ -155,6 +161,8 @@ async def update_webhook(
             signing=signing,
             auth=auth_change,
         )
+        if webhook is not None:
+            catalogue.check_redact_fits(webhook)
     if webhook is None:
         raise _not_found(webhook_id)
     return JSONResponse(webhook)

@@ -33,6 +33,7 @@ from hookline.domain import webhooks as domain
 from hookline.domain.conformance import run_check
 from hookline.domain.events import EVENT_TYPES
 from hookline.errors import RateLimited, ValidationFailed
+from hookline.schemas import catalogue
 from hookline.schemas.webhooks import WebhookCreate, WebhookUpdate
 from hookline.settings import Settings
 from hookline.timeutil import utcnow
@@ -82,6 +83,8 @@ def _form_values(form: Any) -> dict[str, Any]:
         "events": [str(e) for e in form.getlist("events")],
         "filter": text(form, "filter"),
         "rate_limit": text(form, "rate_limit"),
+        "redact": str(form.get("redact") or ""),
+        "payload": text(form, "payload") or "full",
         "header_rows": [
             (text(form, f"header_name_{i}"), str(form.get(f"header_value_{i}") or ""))
             for i in range(HEADER_ROWS)
@@ -120,11 +123,17 @@ def _auth_values(webhook: dict[str, Any]) -> dict[str, Any]:
 
 
 def _routing_fields(values: dict[str, Any]) -> dict[str, Any]:
-    """The form's filter and rate limit as the API takes them (blank: none)."""
+    """The form's filter, rate limit, redact paths (one a line) and payload as the API takes
+    them (blank: none)."""
     rate: Any = values["rate_limit"]
     if rate.isascii() and rate.isdigit():
         rate = int(rate)
-    return {"filter": values["filter"] or None, "rate_limit": None if rate == "" else rate}
+    return {
+        "filter": values["filter"] or None,
+        "rate_limit": None if rate == "" else rate,
+        "redact": [line.strip() for line in values["redact"].splitlines() if line.strip()],
+        "payload": values["payload"],
+    }
 
 
 def _header_rows(values: dict[str, Any]) -> dict[str, str]:
@@ -209,7 +218,10 @@ async def create_webhook(request: Request, session: CurrentSession, form: Checke
                 rate_limit=body.rate_limit,
                 signing=body.signing,
                 auth=auth,
+                redact=body.redact,
+                payload=body.payload,
             )
+            catalogue.check_redact_fits(webhook)
     except (ValidationError, ValidationFailed) as exc:
         return _form_page(request, None, values, _form_errors(exc), status_code=422)
     return redirect(request, _url(webhook["id"]), _created_flash(webhook))
@@ -274,6 +286,8 @@ async def edit_webhook(request: Request, session: CurrentSession, webhook_id: st
         "events": webhook["events"],
         "filter": webhook["filter"] or "",
         "rate_limit": str(webhook["rate_limit"] or ""),
+        "redact": "\n".join(webhook["redact"]),
+        "payload": webhook["payload"],
         **_auth_values(webhook),
     }
     return _form_page(request, webhook, values, {})
@@ -306,6 +320,8 @@ async def update_webhook(
             "name": body.name,
             "filter": body.filter,
             "rate_limit": body.rate_limit,
+            "redact": body.redact,
+            "payload": body.payload,
         }
         async with database(request).begin() as conn:
             updated = await domain.update_webhook(
@@ -319,6 +335,8 @@ async def update_webhook(
                 signing=body.signing,
                 auth=auth,
             )
+            if updated is not None:
+                catalogue.check_redact_fits(updated)
     except (ValidationError, ValidationFailed) as exc:
         return _form_page(request, webhook, values, _form_errors(exc), status_code=422)
     if updated is None:

@@ -39,6 +39,7 @@ from hookline import ids
 from hookline.delivery.endpoint_auth import EndpointAuth, MutualTLS, OAuth2Credentials
 from hookline.delivery.manager import RATE_MARGIN_US, RATE_WINDOW_US
 from hookline.delivery.sender import AttemptResult, Sender
+from hookline.delivery.shaping import BodyShape, shaped
 from hookline.delivery.signing import (
     SECRET_PREFIX,
     build_headers,
@@ -63,6 +64,8 @@ class Target:
     """The webhook's custom headers."""
     auth: OAuth2Credentials | MutualTLS | None = None
     """The webhook's ``auth``, plaintext."""
+    shape: BodyShape | None = None
+    """The webhook's ``redact`` and ``payload``: probes are shaped as its deliveries are."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,7 @@ def _body(target: Target, event_id: str, probe: str) -> bytes:
         "message": "A receiver check from hookline (POST /v1/webhooks/{id}/conformance); "
         "not a real event.",
     }
-    return event_body(event_id, EVENT_TYPE, utcnow(), data, None)
+    return shaped(event_body(event_id, EVENT_TYPE, utcnow(), data, None), target.shape)
 
 
 def _grade_auth(probe: _Probe, result: AttemptResult, valid_passed: bool) -> dict[str, Any]:

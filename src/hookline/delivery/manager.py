@@ -343,6 +343,9 @@ class Claim:
     """The W3C traceparent stored with the event: the attempt's span joins that trace."""
     auth_enc: str | None = None
     """The webhook's ``auth``, encrypted (``delivery.endpoint_auth.auth_from_plain``)."""
+    redact: Any = None
+    payload: str | None = None
+    """The webhook's ``redact`` paths and ``payload`` (``delivery.shaping``)."""
 
 
 @dataclass
@@ -669,6 +672,8 @@ def _claim_of(row: Any) -> Claim:
         headers_enc=row.headers_enc,
         trace_context=row.trace_context,
         auth_enc=row.auth_enc,
+        redact=row.redact,
+        payload=row.payload,
     )
 
 

@@ -43,6 +43,8 @@ def webhook_out(row: Any, secret: str | None = None) -> dict[str, Any]:
         "headers": masked_headers(row.header_names),
         "filter": row.filter,
         "rate_limit": row.rate_limit,
+        "redact": list(row.redact or ()),
+        "payload": row.payload,
         "created_at": iso(row.created_at),
         "updated_at": iso(row.updated_at),
     }

@@ -51,6 +51,7 @@ from hookline.delivery.retry import (
     parse_retry_after,
 )
 from hookline.delivery.sender import AttemptResult, Sender
+from hookline.delivery.shaping import shape_of, shaped
 from hookline.delivery.signing import (
     build_headers,
     event_body,
@@ -718,6 +719,11 @@ class Worker:
         )
 
     def _body(self, claim: Claim) -> bytes:
+        """The event's body as this webhook receives it (``delivery.shaping``)."""
+        shape = shape_of(claim.redact, claim.payload, self.settings.public_url)
+        return shaped(self._full_body(claim), shape)
+
+    def _full_body(self, claim: Claim) -> bytes:
         """Serialized once per event and shared by its webhooks and attempts."""
         cached = self._bodies.get(claim.event_id)
         if cached is not None:

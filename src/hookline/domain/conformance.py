@@ -21,7 +21,7 @@ async def run_check(
     async with db.begin() as conn:
         row = await outbound.held_webhook(conn, account_id, webhook_id)
         pace = await outbound.start_receiver_check(conn, row)
-        target = probe_target(row, box=box)
+        target = probe_target(row, box=box, api_url=settings.public_url)
     sender = Sender(settings)
     await sender.start()
     try:

@@ -12,6 +12,7 @@ enforce the order.
 from __future__ import annotations
 
 import base64
+import re
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from hookline.delivery.conformance import Target
 from hookline.delivery.endpoint_auth import auth_from_plain
 from hookline.delivery.manager import cancel_pending_deliveries
 from hookline.delivery.payloads import webhook_out
+from hookline.delivery.shaping import shape_of
 from hookline.delivery.signing import SECRET_PREFIX, live_secrets, new_signing_key
 from hookline.delivery.ssrf import UnsafeURL, validate_webhook_url
 from hookline.domain import webhook_identity as identity
@@ -40,7 +42,11 @@ SECRET_BYTES = 32
 PREVIOUS_SECRET_TTL = timedelta(hours=24)
 # Fields a PATCH may change; ``url`` comes separately, as a ``CheckedUrl``, and ``headers`` as a
 # patch to merge (``update_webhook``'s ``headers``).
-UPDATABLE_FIELDS = ("events", "name", "is_active", "filter", "rate_limit")
+UPDATABLE_FIELDS = ("events", "name", "is_active", "filter", "rate_limit", "redact", "payload")
+MAX_REDACT_PATHS = 50
+MAX_REDACT_PATH = 200
+# A path into the event's data: ``data`` and one or more keys, no empty key, no space.
+_REDACT_PATH = re.compile(r"data(\.[^.\s]+)+")
 
 CheckedUrl = NewType("CheckedUrl", str)
 
@@ -86,6 +92,21 @@ def normalize_events(values: Iterable[str], field: str = "events") -> list[str]:
     return kept
 
 
+def normalize_redact(values: Iterable[str]) -> list[str]:
+    """Distinct paths under ``data`` (``data.phone_number``), order kept; whether a subscribed
+    type has each is ``schemas.catalogue.check_redact_fits``."""
+    kept = list(dict.fromkeys(values))
+    if len(kept) > MAX_REDACT_PATHS:
+        raise ValueError(f"redact may list at most {MAX_REDACT_PATHS} paths")
+    for path in kept:
+        if len(path) > MAX_REDACT_PATH or not _REDACT_PATH.fullmatch(path):
+            raise ValueError(
+                f"redact path {path[:MAX_REDACT_PATH]!r} must be a dot path under data, e.g. "
+                f"data.phone_number, ..{MAX_REDACT_PATH} chars"
+            )
+    return kept
+
+
 async def check_url(url: str, *, allow_private: bool) -> CheckedUrl:
     """``url`` trimmed, or a 422 on ``url`` when it is malformed or reaches a non-public address."""
     candidate = url.strip()
@@ -125,6 +146,8 @@ async def create_webhook(
     rate_limit: int | None = None,
     signing: str = identity.HMAC,
     auth: Mapping[str, Any] | None = None,
+    redact: list[str] | None = None,
+    payload: str = "full",
 ) -> dict[str, Any]:
     """Create a subscription; the result carries the full HMAC secret (the only time but
     rotation), or an Ed25519 webhook's public key. ``auth`` as the request gave it (checked
@@ -161,6 +184,8 @@ async def create_webhook(
         "rate_limit": rate_limit,
         "rate_starts": None,
         "conformance_at": None,
+        "redact": redact or [],
+        "payload": payload,
         "created_at": now,
         "updated_at": now,
     }
@@ -203,7 +228,9 @@ def _header_changes(
 
 
 def _changed_values(row: Any, changes: dict[str, Any]) -> dict[str, Any]:
-    for field in ("events", "is_active"):
+    if "redact" in changes and changes["redact"] is None:
+        changes = {**changes, "redact": []}
+    for field in ("events", "is_active", "payload"):
         if field in changes and changes[field] is None:
             raise ValidationFailed.for_field(field, f"{field} cannot be null")
     wanted = {**changes}
@@ -288,15 +315,18 @@ def _rotated(row: Any, box: SecretBox, secret: str) -> dict[str, Any]:
     }
 
 
-def probe_target(row: Any, *, box: SecretBox) -> Target:
+def probe_target(row: Any, *, box: SecretBox, api_url: str) -> Target:
     """What the receiver check needs of webhook ``row``: the URL, the live secrets, the
-    custom headers and the auth it sends, in plaintext (never returned to a client)."""
+    custom headers and the auth it sends, in plaintext (never returned to a client), and the
+    shape of its bodies (``api_url``: the server's public URL, for thin bodies)."""
     previous = box.decrypt(row.previous_secret_enc) if row.previous_secret_enc else None
     secrets_now = live_secrets(
         box.decrypt(row.secret_enc), previous, row.previous_secret_expires_at, utcnow()
     )
     auth = auth_from_plain(box.decrypt(row.auth_enc)) if row.auth_enc else None
-    return Target(row.id, row.url, secrets_now, routing.unseal(box, row.headers_enc), auth)
+    headers = routing.unseal(box, row.headers_enc)
+    shape = shape_of(row.redact, row.payload, api_url)
+    return Target(row.id, row.url, secrets_now, headers, auth, shape)
 
 
 async def delete_webhook(conn: Connection, account_id: str, webhook_id: str) -> bool:

@@ -19,6 +19,7 @@ from pydantic.json_schema import models_json_schema
 
 from hookline.delivery.signing import EVENTS_WITH_PREVIOUS_ATTRIBUTES
 from hookline.domain.events import EVENT_TYPES
+from hookline.errors import ValidationFailed
 from hookline.schemas.calls import CallOut
 from hookline.schemas.common import RequestModel
 from hookline.schemas.contacts import ContactOut
@@ -138,6 +139,8 @@ _EXAMPLE_WEBHOOK: dict[str, Any] = {
     "headers": {"X-Api-Key": "********"},
     "filter": None,
     "rate_limit": None,
+    "redact": [],
+    "payload": "full",
     "created_at": "2026-01-01T10:00:00.000Z",
     "updated_at": "2026-01-01T10:00:00.000Z",
 }
@@ -316,7 +319,14 @@ def event_types_out(outcome_schema: dict[str, Any] | None = None) -> list[dict[s
         schema = body_schema(kind.event_type)
         if outcome_schema is not None and kind.data_model is CallOut:
             schema = with_outcome_schema(schema, outcome_schema)
-        out.append({"type": kind.event_type, "description": kind.description, "schema": schema})
+        out.append(
+            {
+                "type": kind.event_type,
+                "description": kind.description,
+                "schema": schema,
+                "thin_schema": thin_schema(kind.event_type),
+            }
+        )
     return out
 
 
@@ -324,6 +334,7 @@ def openapi_components() -> tuple[dict[str, str], dict[str, Any]]:
     """Each type's component name, and the components (bodies and what they use), for the
     OpenAPI ``webhooks``; ``$ref``s point into ``#/components/schemas``."""
     models = [(body_model(kind.event_type), "serialization") for kind in catalogue()]
+    models.append((ThinEvent, "serialization"))
     refs, top = models_json_schema(
         models,  # type: ignore[arg-type]
         ref_template="#/components/schemas/{model}",
@@ -342,3 +353,77 @@ class TestEventRequest(RequestModel):
         description="A type of GET /v1/event-types; its example event is sent.",
         json_schema_extra={"enum": [kind.event_type for kind in catalogue()]},
     )
+
+
+def _resolved(schema: dict[str, Any], node: dict[str, Any]) -> list[dict[str, Any]]:
+    """``node`` and its alternatives (``anyOf``/``oneOf``/``allOf``), ``$ref``s followed."""
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        node = schema["$defs"][ref.rsplit("/", 1)[1]]
+    found = [node]
+    for branch in ("anyOf", "oneOf", "allOf"):
+        for alternative in node.get(branch, ()):
+            found.extend(_resolved(schema, alternative))
+    return found
+
+
+def _free_form(node: dict[str, Any]) -> bool:
+    """An object whose keys the catalogue does not name (``metadata``, an outcome)."""
+    return node.get("type") == "object" and "properties" not in node
+
+
+def has_path(event_type: str, path: str) -> bool:
+    """Whether ``path`` (``data.x.y``) names a field of ``event_type``'s body: through the
+    declared properties, or into an object whose keys are the caller's own."""
+    schema = body_schema(event_type)
+    nodes = [schema]
+    for key in path.split("."):
+        found: list[dict[str, Any]] = []
+        for node in (alt for n in nodes for alt in _resolved(schema, n)):
+            if _free_form(node):
+                return True
+            if key in node.get("properties", {}):
+                found.append(node["properties"][key])
+        if not found:
+            return False
+        nodes = found
+    return True
+
+
+def unknown_redact_paths(paths: list[str], event_types: list[str]) -> list[str]:
+    """The ``redact`` paths that none of ``event_types``' bodies has."""
+    return [path for path in paths if not any(has_path(t, path) for t in event_types)]
+
+
+def check_redact_fits(webhook: dict[str, Any]) -> None:
+    """422 naming ``redact`` when a path is in none of the webhook's subscribed types; run on
+    the stored result in the request's transaction, so a PATCH of ``events`` is checked too."""
+    unknown = unknown_redact_paths(webhook["redact"], webhook["events"])
+    if unknown:
+        raise ValidationFailed.for_field(
+            "redact",
+            f"redact path(s) {', '.join(unknown)} are in none of the subscribed event types' "
+            "bodies (GET /v1/event-types)",
+        )
+
+
+class ThinData(BaseModel):
+    id: str = Field(description="The object's id.")
+    url: str = Field(description="Where to read the object as it is now (GET with an API key).")
+
+
+class ThinEvent(BaseModel):
+    """The body a webhook with `payload: "thin"` receives, whatever the type: the event's ids
+    and where to read its object now."""
+
+    id: str = Field(pattern=r"^evt_", description="The `webhook-id` header; dedupe on it.")
+    type: str = Field(description="The event type (GET /v1/event-types).")
+    timestamp: str = Field(description="When the event happened, ISO 8601 UTC.")
+    data: ThinData
+
+
+def thin_schema(event_type: str) -> dict[str, Any]:
+    """A standalone JSON Schema 2020-12 of ``event_type``'s thin body."""
+    schema = ThinEvent.model_json_schema(mode="serialization")
+    properties = {**schema["properties"], "type": {"const": event_type, "type": "string"}}
+    return {"$schema": JSON_SCHEMA_DIALECT, **schema, "properties": properties}

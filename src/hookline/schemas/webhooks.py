@@ -12,7 +12,12 @@ from hookline.delivery.filters import FilterError, check_filter
 from hookline.domain import webhook_routing as routing
 from hookline.domain.events import EVENT_TYPES
 from hookline.domain.validation import MAX_URL_LENGTH, URL_PATTERN, url_syntax
-from hookline.domain.webhooks import normalize_events
+from hookline.domain.webhooks import (
+    MAX_REDACT_PATH,
+    MAX_REDACT_PATHS,
+    normalize_events,
+    normalize_redact,
+)
 from hookline.schemas.common import Bool, RequestModel, WebhookName
 from hookline.schemas.webhook_auth import Auth, AuthOut
 
@@ -128,6 +133,33 @@ Signing = Annotated[
 ]
 
 
+RedactPath = Annotated[
+    str,
+    Field(
+        json_schema_extra={"pattern": r"^data(\.[^.\s]+)+$", "maxLength": MAX_REDACT_PATH},
+    ),
+]
+Redact = Annotated[
+    list[RedactPath],
+    AfterValidator(normalize_redact),
+    Field(
+        json_schema_extra={"maxItems": MAX_REDACT_PATHS},
+        description="Fields left out of what this webhook receives: dot paths into the body "
+        'under `data`, e.g. `"data.phone_number"`, `"data.analysis.transcript"` (up to 50, '
+        "each ..200 chars). Each must be a field of at least one subscribed type's body "
+        "(GET /v1/event-types). A changed field's old value in `previous_attributes` is left "
+        "out too. Applied before signing.",
+    ),
+]
+Payload = Annotated[
+    Literal["full", "thin"],
+    Field(
+        description="`full`: the whole event. `thin`: only `id`, `type`, `timestamp` and `data: "
+        '{"id", "url"}`, the object\'s id and its API URL, to read it as it is now.'
+    ),
+]
+
+
 class WebhookCreate(RequestModel):
     url: Url
     events: Events
@@ -138,6 +170,8 @@ class WebhookCreate(RequestModel):
     rate_limit: RateLimit | None = None
     signing: Signing = "hmac"
     auth: Auth | None = None
+    redact: Redact = Field(default_factory=list)
+    payload: Payload = "full"
 
 
 class WebhookUpdate(RequestModel):
@@ -158,6 +192,8 @@ class WebhookUpdate(RequestModel):
         description="Replaces the webhook's auth (null removes it). With the same `type`, a "
         'secret sent as `"********"` keeps the stored one.',
     )
+    redact: Redact | None = Field(default=None, description="Replaces the paths; null clears.")
+    payload: Payload | SkipJsonSchema[None] = None
 
 
 class WebhookOut(BaseModel):
@@ -180,6 +216,8 @@ class WebhookOut(BaseModel):
     headers: dict[str, str] = Field(description='Names of the custom headers; values "********".')
     filter: str | None
     rate_limit: int | None
+    redact: list[str]
+    payload: Literal["full", "thin"]
     created_at: str
     updated_at: str
 

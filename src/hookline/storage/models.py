@@ -317,6 +317,10 @@ webhooks = Table(
     # object encrypted like the secrets, and the object as shown (secrets masked), in clear.
     Column("auth_enc", Text, nullable=True),
     Column("auth_shown", Json, nullable=True),
+    # What the webhook receives of an event (delivery.shaping): paths left out of the body
+    # (a JSON list; NULL for a webhook made before them) and "full" or "thin".
+    Column("redact", Json, nullable=True),
+    Column("payload", String(8), nullable=False, server_default=text("'full'")),
     Column("created_at", UTCDateTime(), nullable=False),
     Column("updated_at", UTCDateTime(), nullable=False),
     Index(None, "account_id", "id"),

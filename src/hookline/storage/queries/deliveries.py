@@ -243,6 +243,8 @@ def _claim_columns(data: Any, previous_attributes: Any) -> tuple[Any, ...]:
         webhooks.c.headers_enc,
         events.c.trace_context,
         webhooks.c.auth_enc,
+        webhooks.c.redact,
+        webhooks.c.payload,
     )
 
 
@@ -506,7 +508,7 @@ WITH busy AS (
 SELECT leased.id, leased.webhook_id, leased.attempts, webhooks.url, webhooks.secret_enc,
     webhooks.previous_secret_enc, webhooks.previous_secret_expires_at, events.id AS event_id,
     events.type, events.created_at, events.data, events.previous_attributes, webhooks.headers_enc,
-    events.trace_context, webhooks.auth_enc
+    events.trace_context, webhooks.auth_enc, webhooks.redact, webhooks.payload
 FROM leased
 JOIN webhooks ON webhooks.id = leased.webhook_id
 JOIN events ON events.id = leased.event_id
