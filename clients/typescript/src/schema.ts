@@ -287,7 +287,7 @@ export interface paths {
         };
         /**
          * The event types and the JSON Schema (2020-12) of each one's delivered body
-         * @description Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`. Any valid key may read it. The same bodies are in this document's `webhooks`; here, the bodies that carry a call describe `data.analysis.outcome` by the account's current call analysis schema.
+         * @description Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`. Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The same bodies are in this document's `webhooks`; here, the bodies that carry a call describe `data.analysis.outcome` by the account's current call analysis schema.
          */
         get: operations["list_event_types"];
         put?: never;
@@ -373,7 +373,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook subscription
-         * @description The response carries the full signing `secret`: store it now, it is shown in full only here and on rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url` must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
+         * @description The response carries the full signing `secret`: store it now, it is shown in full only here and on rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url` must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must be a field of a subscribed type's body (422 naming `redact`).
          */
         post: operations["create_webhook"];
         delete?: never;
@@ -399,7 +399,7 @@ export interface paths {
         head?: never;
         /**
          * Update a webhook subscription (secret masked)
-         * @description Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges: `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the current one; with the same type, a secret sent as "********" keeps the stored one.
+         * @description Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges: `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the current one; with the same type, a secret sent as "********" keeps the stored one. `redact` is checked against the subscribed types after the change (new `events` too).
          */
         patch: operations["update_webhook"];
         trace?: never;
@@ -1486,12 +1486,19 @@ export interface components {
             /** Name */
             name: string | null;
             /**
+             * Payload
+             * @enum {string}
+             */
+            payload: "full" | "thin";
+            /**
              * Public Key
              * @description Ed25519 webhooks: the public key (whpk_ + base64) that verifies `v1a` signatures; null for hmac.
              */
             public_key: string | null;
             /** Rate Limit */
             rate_limit: number | null;
+            /** Redact */
+            redact: string[];
             /**
              * Secret
              * @description HMAC webhooks: full only at creation, on rotation and on a switch to hmac; otherwise exactly whsec_********. Ed25519 webhooks: null.
@@ -1647,6 +1654,13 @@ export interface components {
              * @description JSON Schema 2020-12 of the whole delivered body.
              */
             schema: {
+                [key: string]: unknown;
+            };
+            /**
+             * Thin Schema
+             * @description JSON Schema 2020-12 of the body a webhook with `payload: "thin"` receives.
+             */
+            thin_schema: {
                 [key: string]: unknown;
             };
             /** Type */
@@ -1904,6 +1918,42 @@ export interface components {
             /** Message */
             message: string;
         };
+        /** ThinData */
+        ThinData: {
+            /**
+             * Id
+             * @description The object's id.
+             */
+            id: string;
+            /**
+             * Url
+             * @description Where to read the object as it is now (GET with an API key).
+             */
+            url: string;
+        };
+        /**
+         * ThinEvent
+         * @description The body a webhook with `payload: "thin"` receives, whatever the type: the event's ids
+         *     and where to read its object now.
+         */
+        ThinEvent: {
+            data: components["schemas"]["ThinData"];
+            /**
+             * Id
+             * @description The `webhook-id` header; dedupe on it.
+             */
+            id: string;
+            /**
+             * Timestamp
+             * @description When the event happened, ISO 8601 UTC.
+             */
+            timestamp: string;
+            /**
+             * Type
+             * @description The event type (GET /v1/event-types).
+             */
+            type: string;
+        };
         /** WebhookConformanceData */
         WebhookConformanceData: {
             /** Message */
@@ -1961,8 +2011,20 @@ export interface components {
             is_active?: boolean;
             /** Name */
             name?: string | null;
+            /**
+             * Payload
+             * @description `full`: the whole event. `thin`: only `id`, `type`, `timestamp` and `data: {"id", "url"}`, the object's id and its API URL, to read it as it is now.
+             * @default full
+             * @enum {string}
+             */
+            payload?: "full" | "thin";
             /** Rate Limit */
             rate_limit?: number | null;
+            /**
+             * Redact
+             * @description Fields left out of what this webhook receives: dot paths into the body under `data`, e.g. `"data.phone_number"`, `"data.analysis.transcript"` (up to 50, each ..200 chars). Each must be a field of at least one subscribed type's body (GET /v1/event-types). A changed field's old value in `previous_attributes` is left out too. Applied before signing.
+             */
+            redact?: string[];
             /**
              * Signing
              * @description How deliveries are signed: `hmac` (`v1,` signatures with the shared `secret`) or `ed25519` (`v1a,` signatures the receiver verifies with `public_key`; the signing key never leaves hookline). Changing it starts a new key or secret; the old one keeps signing beside it for 24 hours.
@@ -2027,12 +2089,19 @@ export interface components {
             /** Name */
             name: string | null;
             /**
+             * Payload
+             * @enum {string}
+             */
+            payload: "full" | "thin";
+            /**
              * Public Key
              * @description Ed25519 webhooks: the public key (whpk_ + base64) that verifies `v1a` signatures; null for hmac.
              */
             public_key: string | null;
             /** Rate Limit */
             rate_limit: number | null;
+            /** Redact */
+            redact: string[];
             /**
              * Secret
              * @description HMAC webhooks: full only at creation, on rotation and on a switch to hmac; otherwise exactly whsec_********. Ed25519 webhooks: null.
@@ -2119,8 +2188,19 @@ export interface components {
             is_active?: boolean;
             /** Name */
             name?: string | null;
+            /**
+             * Payload
+             * @description `full`: the whole event. `thin`: only `id`, `type`, `timestamp` and `data: {"id", "url"}`, the object's id and its API URL, to read it as it is now.
+             * @enum {string}
+             */
+            payload?: "full" | "thin";
             /** Rate Limit */
             rate_limit?: number | null;
+            /**
+             * Redact
+             * @description Replaces the paths; null clears.
+             */
+            redact?: string[] | null;
             /**
              * Signing
              * @description How deliveries are signed: `hmac` (`v1,` signatures with the shared `secret`) or `ed25519` (`v1a,` signatures the receiver verifies with `public_key`; the signing key never leaves hookline). Changing it starts a new key or secret; the old one keeps signing beside it for 24 hours.
@@ -5267,9 +5347,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AppointmentBookedEvent"];
+                "application/json": components["schemas"]["AppointmentBookedEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5296,9 +5377,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CallAnalyzedEvent"];
+                "application/json": components["schemas"]["CallAnalyzedEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5325,9 +5407,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CallCompletedEvent"];
+                "application/json": components["schemas"]["CallCompletedEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5354,9 +5437,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["CallStartedEvent"];
+                "application/json": components["schemas"]["CallStartedEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5383,9 +5467,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ContactCreatedEvent"];
+                "application/json": components["schemas"]["ContactCreatedEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5412,9 +5497,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ContactDeletedEvent"];
+                "application/json": components["schemas"]["ContactDeletedEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5441,9 +5527,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ContactErasedEvent"];
+                "application/json": components["schemas"]["ContactErasedEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5470,9 +5557,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["ContactUpdatedEvent"];
+                "application/json": components["schemas"]["ContactUpdatedEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5499,9 +5587,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["DeliveryExhaustedEvent"];
+                "application/json": components["schemas"]["DeliveryExhaustedEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5528,9 +5617,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["LeadQualifiedEvent"];
+                "application/json": components["schemas"]["LeadQualifiedEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5557,9 +5647,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookConformanceEvent"];
+                "application/json": components["schemas"]["WebhookConformanceEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5586,9 +5677,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookDisabledEvent"];
+                "application/json": components["schemas"]["WebhookDisabledEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {
@@ -5615,9 +5707,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
+        /** @description The full body, or the thin one (`payload: "thin"`); `redact` paths are left out of the full one. */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["WebhookTestEvent"];
+                "application/json": components["schemas"]["WebhookTestEvent"] | components["schemas"]["ThinEvent"];
             };
         };
         responses: {

@@ -56,6 +56,7 @@ from .delivery_out import DeliveryOut
 from .delivery_out_status import DeliveryOutStatus
 from .disabled_webhook import DisabledWebhook
 from .disabled_webhook_headers import DisabledWebhookHeaders
+from .disabled_webhook_payload import DisabledWebhookPayload
 from .disabled_webhook_signing import DisabledWebhookSigning
 from .erasure_accepted import ErasureAccepted
 from .erasure_counts import ErasureCounts
@@ -72,6 +73,7 @@ from .event_out_data import EventOutData
 from .event_out_previous_attributes_type_0 import EventOutPreviousAttributesType0
 from .event_type_doc import EventTypeDoc
 from .event_type_doc_schema import EventTypeDocSchema
+from .event_type_doc_thin_schema import EventTypeDocThinSchema
 from .latency_out import LatencyOut
 from .lead_qualified_event import LeadQualifiedEvent
 from .list_calls_call_status_type_0 import ListCallsCallStatusType0
@@ -97,16 +99,20 @@ from .stats_out import StatsOut
 from .stats_out_status_codes import StatsOutStatusCodes
 from .success_out import SuccessOut
 from .test_event_out import TestEventOut
+from .thin_data import ThinData
+from .thin_event import ThinEvent
 from .webhook_conformance_data import WebhookConformanceData
 from .webhook_conformance_data_probe import WebhookConformanceDataProbe
 from .webhook_conformance_event import WebhookConformanceEvent
 from .webhook_create import WebhookCreate
 from .webhook_create_events_item import WebhookCreateEventsItem
 from .webhook_create_headers_type_0 import WebhookCreateHeadersType0
+from .webhook_create_payload import WebhookCreatePayload
 from .webhook_create_signing import WebhookCreateSigning
 from .webhook_disabled_event import WebhookDisabledEvent
 from .webhook_out import WebhookOut
 from .webhook_out_headers import WebhookOutHeaders
+from .webhook_out_payload import WebhookOutPayload
 from .webhook_out_signing import WebhookOutSigning
 from .webhook_secret_out import WebhookSecretOut
 from .webhook_test_data import WebhookTestData
@@ -114,6 +120,7 @@ from .webhook_test_event import WebhookTestEvent
 from .webhook_update import WebhookUpdate
 from .webhook_update_events_item import WebhookUpdateEventsItem
 from .webhook_update_headers import WebhookUpdateHeaders
+from .webhook_update_payload import WebhookUpdatePayload
 from .webhook_update_signing import WebhookUpdateSigning
 
 __all__ = (
@@ -169,6 +176,7 @@ __all__ = (
     "DeliveryOutStatus",
     "DisabledWebhook",
     "DisabledWebhookHeaders",
+    "DisabledWebhookPayload",
     "DisabledWebhookSigning",
     "ErasureAccepted",
     "ErasureCounts",
@@ -185,6 +193,7 @@ __all__ = (
     "EventOutPreviousAttributesType0",
     "EventTypeDoc",
     "EventTypeDocSchema",
+    "EventTypeDocThinSchema",
     "LatencyOut",
     "LeadQualifiedEvent",
     "ListCallsCallStatusType0",
@@ -208,16 +217,20 @@ __all__ = (
     "StatsOutStatusCodes",
     "SuccessOut",
     "TestEventOut",
+    "ThinData",
+    "ThinEvent",
     "WebhookConformanceData",
     "WebhookConformanceDataProbe",
     "WebhookConformanceEvent",
     "WebhookCreate",
     "WebhookCreateEventsItem",
     "WebhookCreateHeadersType0",
+    "WebhookCreatePayload",
     "WebhookCreateSigning",
     "WebhookDisabledEvent",
     "WebhookOut",
     "WebhookOutHeaders",
+    "WebhookOutPayload",
     "WebhookOutSigning",
     "WebhookSecretOut",
     "WebhookTestData",
@@ -225,5 +238,6 @@ __all__ = (
     "WebhookUpdate",
     "WebhookUpdateEventsItem",
     "WebhookUpdateHeaders",
+    "WebhookUpdatePayload",
     "WebhookUpdateSigning",
 )

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.disabled_webhook_payload import DisabledWebhookPayload
 from ..models.disabled_webhook_signing import DisabledWebhookSigning
 
 if TYPE_CHECKING:
@@ -31,9 +32,11 @@ class DisabledWebhook:
         id (str):
         is_active (bool):
         name (None | str):
+        payload (DisabledWebhookPayload):
         public_key (None | str): Ed25519 webhooks: the public key (whpk_ + base64) that verifies `v1a` signatures; null
             for hmac.
         rate_limit (int | None):
+        redact (list[str]):
         secret (None | str): HMAC webhooks: full only at creation, on rotation and on a switch to hmac; otherwise
             exactly whsec_********. Ed25519 webhooks: null.
         signing (DisabledWebhookSigning):
@@ -50,8 +53,10 @@ class DisabledWebhook:
     id: str
     is_active: bool
     name: None | str
+    payload: DisabledWebhookPayload
     public_key: None | str
     rate_limit: int | None
+    redact: list[str]
     secret: None | str
     signing: DisabledWebhookSigning
     updated_at: str
@@ -89,11 +94,15 @@ class DisabledWebhook:
         name: None | str
         name = self.name
 
+        payload = self.payload.value
+
         public_key: None | str
         public_key = self.public_key
 
         rate_limit: int | None
         rate_limit = self.rate_limit
+
+        redact = self.redact
 
         secret: None | str
         secret = self.secret
@@ -117,8 +126,10 @@ class DisabledWebhook:
                 "id": id,
                 "is_active": is_active,
                 "name": name,
+                "payload": payload,
                 "public_key": public_key,
                 "rate_limit": rate_limit,
+                "redact": redact,
                 "secret": secret,
                 "signing": signing,
                 "updated_at": updated_at,
@@ -192,6 +203,8 @@ class DisabledWebhook:
 
         name = _parse_name(d.pop("name"))
 
+        payload = DisabledWebhookPayload(d.pop("payload"))
+
         def _parse_public_key(data: object) -> None | str:
             if data is None:
                 return data
@@ -205,6 +218,8 @@ class DisabledWebhook:
             return cast(int | None, data)
 
         rate_limit = _parse_rate_limit(d.pop("rate_limit"))
+
+        redact = cast(list[str], d.pop("redact"))
 
         def _parse_secret(data: object) -> None | str:
             if data is None:
@@ -229,8 +244,10 @@ class DisabledWebhook:
             id=id,
             is_active=is_active,
             name=name,
+            payload=payload,
             public_key=public_key,
             rate_limit=rate_limit,
+            redact=redact,
             secret=secret,
             signing=signing,
             updated_at=updated_at,

@@ -8,6 +8,7 @@ from attrs import field as _attrs_field
 
 if TYPE_CHECKING:
     from ..models.event_type_doc_schema import EventTypeDocSchema
+    from ..models.event_type_doc_thin_schema import EventTypeDocThinSchema
 
 
 T = TypeVar("T", bound="EventTypeDoc")
@@ -19,11 +20,13 @@ class EventTypeDoc:
     Attributes:
         description (str):
         schema (EventTypeDocSchema): JSON Schema 2020-12 of the whole delivered body.
+        thin_schema (EventTypeDocThinSchema): JSON Schema 2020-12 of the body a webhook with `payload: "thin"` receives.
         type_ (str):
     """
 
     description: str
     schema: EventTypeDocSchema
+    thin_schema: EventTypeDocThinSchema
     type_: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -31,6 +34,8 @@ class EventTypeDoc:
         description = self.description
 
         schema = self.schema.to_dict()
+
+        thin_schema = self.thin_schema.to_dict()
 
         type_ = self.type_
 
@@ -40,6 +45,7 @@ class EventTypeDoc:
             {
                 "description": description,
                 "schema": schema,
+                "thin_schema": thin_schema,
                 "type": type_,
             }
         )
@@ -49,17 +55,21 @@ class EventTypeDoc:
     @classmethod
     def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
         from ..models.event_type_doc_schema import EventTypeDocSchema
+        from ..models.event_type_doc_thin_schema import EventTypeDocThinSchema
 
         d = dict(src_dict)
         description = d.pop("description")
 
         schema = EventTypeDocSchema.from_dict(d.pop("schema"))
 
+        thin_schema = EventTypeDocThinSchema.from_dict(d.pop("thin_schema"))
+
         type_ = d.pop("type")
 
         event_type_doc = cls(
             description=description,
             schema=schema,
+            thin_schema=thin_schema,
             type_=type_,
         )
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 
 from ..models.webhook_create_events_item import WebhookCreateEventsItem
+from ..models.webhook_create_payload import WebhookCreatePayload
 from ..models.webhook_create_signing import WebhookCreateSigning
 from ..types import UNSET, Unset
 
@@ -29,7 +30,14 @@ class WebhookCreate:
         headers (None | Unset | WebhookCreateHeadersType0):
         is_active (bool | Unset):  Default: True.
         name (None | str | Unset):
+        payload (WebhookCreatePayload | Unset): `full`: the whole event. `thin`: only `id`, `type`, `timestamp` and
+            `data: {"id", "url"}`, the object's id and its API URL, to read it as it is now. Default:
+            WebhookCreatePayload.FULL.
         rate_limit (int | None | Unset):
+        redact (list[str] | Unset): Fields left out of what this webhook receives: dot paths into the body under `data`,
+            e.g. `"data.phone_number"`, `"data.analysis.transcript"` (up to 50, each ..200 chars). Each must be a field of
+            at least one subscribed type's body (GET /v1/event-types). A changed field's old value in `previous_attributes`
+            is left out too. Applied before signing.
         signing (WebhookCreateSigning | Unset): How deliveries are signed: `hmac` (`v1,` signatures with the shared
             `secret`) or `ed25519` (`v1a,` signatures the receiver verifies with `public_key`; the signing key never leaves
             hookline). Changing it starts a new key or secret; the old one keeps signing beside it for 24 hours. Default:
@@ -43,7 +51,9 @@ class WebhookCreate:
     headers: None | Unset | WebhookCreateHeadersType0 = UNSET
     is_active: bool | Unset = True
     name: None | str | Unset = UNSET
+    payload: WebhookCreatePayload | Unset = WebhookCreatePayload.FULL
     rate_limit: int | None | Unset = UNSET
+    redact: list[str] | Unset = UNSET
     signing: WebhookCreateSigning | Unset = WebhookCreateSigning.HMAC
 
     def to_dict(self) -> dict[str, Any]:
@@ -90,11 +100,19 @@ class WebhookCreate:
         else:
             name = self.name
 
+        payload: str | Unset = UNSET
+        if not isinstance(self.payload, Unset):
+            payload = self.payload.value
+
         rate_limit: int | None | Unset
         if isinstance(self.rate_limit, Unset):
             rate_limit = UNSET
         else:
             rate_limit = self.rate_limit
+
+        redact: list[str] | Unset = UNSET
+        if not isinstance(self.redact, Unset):
+            redact = self.redact
 
         signing: str | Unset = UNSET
         if not isinstance(self.signing, Unset):
@@ -118,8 +136,12 @@ class WebhookCreate:
             field_dict["is_active"] = is_active
         if name is not UNSET:
             field_dict["name"] = name
+        if payload is not UNSET:
+            field_dict["payload"] = payload
         if rate_limit is not UNSET:
             field_dict["rate_limit"] = rate_limit
+        if redact is not UNSET:
+            field_dict["redact"] = redact
         if signing is not UNSET:
             field_dict["signing"] = signing
 
@@ -205,6 +227,13 @@ class WebhookCreate:
 
         name = _parse_name(d.pop("name", UNSET))
 
+        _payload = d.pop("payload", UNSET)
+        payload: WebhookCreatePayload | Unset
+        if isinstance(_payload, Unset):
+            payload = UNSET
+        else:
+            payload = WebhookCreatePayload(_payload)
+
         def _parse_rate_limit(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -213,6 +242,8 @@ class WebhookCreate:
             return cast(int | None | Unset, data)
 
         rate_limit = _parse_rate_limit(d.pop("rate_limit", UNSET))
+
+        redact = cast(list[str], d.pop("redact", UNSET))
 
         _signing = d.pop("signing", UNSET)
         signing: WebhookCreateSigning | Unset
@@ -229,7 +260,9 @@ class WebhookCreate:
             headers=headers,
             is_active=is_active,
             name=name,
+            payload=payload,
             rate_limit=rate_limit,
+            redact=redact,
             signing=signing,
         )
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.webhook_out_payload import WebhookOutPayload
 from ..models.webhook_out_signing import WebhookOutSigning
 
 if TYPE_CHECKING:
@@ -30,9 +31,11 @@ class WebhookOut:
         id (str):
         is_active (bool):
         name (None | str):
+        payload (WebhookOutPayload):
         public_key (None | str): Ed25519 webhooks: the public key (whpk_ + base64) that verifies `v1a` signatures; null
             for hmac.
         rate_limit (int | None):
+        redact (list[str]):
         secret (None | str): HMAC webhooks: full only at creation, on rotation and on a switch to hmac; otherwise
             exactly whsec_********. Ed25519 webhooks: null.
         signing (WebhookOutSigning):
@@ -49,8 +52,10 @@ class WebhookOut:
     id: str
     is_active: bool
     name: None | str
+    payload: WebhookOutPayload
     public_key: None | str
     rate_limit: int | None
+    redact: list[str]
     secret: None | str
     signing: WebhookOutSigning
     updated_at: str
@@ -88,11 +93,15 @@ class WebhookOut:
         name: None | str
         name = self.name
 
+        payload = self.payload.value
+
         public_key: None | str
         public_key = self.public_key
 
         rate_limit: int | None
         rate_limit = self.rate_limit
+
+        redact = self.redact
 
         secret: None | str
         secret = self.secret
@@ -116,8 +125,10 @@ class WebhookOut:
                 "id": id,
                 "is_active": is_active,
                 "name": name,
+                "payload": payload,
                 "public_key": public_key,
                 "rate_limit": rate_limit,
+                "redact": redact,
                 "secret": secret,
                 "signing": signing,
                 "updated_at": updated_at,
@@ -191,6 +202,8 @@ class WebhookOut:
 
         name = _parse_name(d.pop("name"))
 
+        payload = WebhookOutPayload(d.pop("payload"))
+
         def _parse_public_key(data: object) -> None | str:
             if data is None:
                 return data
@@ -204,6 +217,8 @@ class WebhookOut:
             return cast(int | None, data)
 
         rate_limit = _parse_rate_limit(d.pop("rate_limit"))
+
+        redact = cast(list[str], d.pop("redact"))
 
         def _parse_secret(data: object) -> None | str:
             if data is None:
@@ -228,8 +243,10 @@ class WebhookOut:
             id=id,
             is_active=is_active,
             name=name,
+            payload=payload,
             public_key=public_key,
             rate_limit=rate_limit,
+            redact=redact,
             secret=secret,
             signing=signing,
             updated_at=updated_at,

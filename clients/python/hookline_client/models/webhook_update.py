@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 from attrs import define as _attrs_define
 
 from ..models.webhook_update_events_item import WebhookUpdateEventsItem
+from ..models.webhook_update_payload import WebhookUpdatePayload
 from ..models.webhook_update_signing import WebhookUpdateSigning
 from ..types import UNSET, Unset
 
@@ -33,7 +34,10 @@ class WebhookUpdate:
                 headers those rules now refuse.
             is_active (bool | Unset):
             name (None | str | Unset):
+            payload (WebhookUpdatePayload | Unset): `full`: the whole event. `thin`: only `id`, `type`, `timestamp` and
+                `data: {"id", "url"}`, the object's id and its API URL, to read it as it is now.
             rate_limit (int | None | Unset):
+            redact (list[str] | None | Unset): Replaces the paths; null clears.
             signing (WebhookUpdateSigning | Unset): How deliveries are signed: `hmac` (`v1,` signatures with the shared
                 `secret`) or `ed25519` (`v1a,` signatures the receiver verifies with `public_key`; the signing key never leaves
                 hookline). Changing it starts a new key or secret; the old one keeps signing beside it for 24 hours.
@@ -46,7 +50,9 @@ class WebhookUpdate:
     headers: WebhookUpdateHeaders | Unset = UNSET
     is_active: bool | Unset = UNSET
     name: None | str | Unset = UNSET
+    payload: WebhookUpdatePayload | Unset = UNSET
     rate_limit: int | None | Unset = UNSET
+    redact: list[str] | None | Unset = UNSET
     signing: WebhookUpdateSigning | Unset = UNSET
     url: str | Unset = UNSET
 
@@ -89,11 +95,24 @@ class WebhookUpdate:
         else:
             name = self.name
 
+        payload: str | Unset = UNSET
+        if not isinstance(self.payload, Unset):
+            payload = self.payload.value
+
         rate_limit: int | None | Unset
         if isinstance(self.rate_limit, Unset):
             rate_limit = UNSET
         else:
             rate_limit = self.rate_limit
+
+        redact: list[str] | None | Unset
+        if isinstance(self.redact, Unset):
+            redact = UNSET
+        elif isinstance(self.redact, list):
+            redact = self.redact
+
+        else:
+            redact = self.redact
 
         signing: str | Unset = UNSET
         if not isinstance(self.signing, Unset):
@@ -116,8 +135,12 @@ class WebhookUpdate:
             field_dict["is_active"] = is_active
         if name is not UNSET:
             field_dict["name"] = name
+        if payload is not UNSET:
+            field_dict["payload"] = payload
         if rate_limit is not UNSET:
             field_dict["rate_limit"] = rate_limit
+        if redact is not UNSET:
+            field_dict["redact"] = redact
         if signing is not UNSET:
             field_dict["signing"] = signing
         if url is not UNSET:
@@ -196,6 +219,13 @@ class WebhookUpdate:
 
         name = _parse_name(d.pop("name", UNSET))
 
+        _payload = d.pop("payload", UNSET)
+        payload: WebhookUpdatePayload | Unset
+        if isinstance(_payload, Unset):
+            payload = UNSET
+        else:
+            payload = WebhookUpdatePayload(_payload)
+
         def _parse_rate_limit(data: object) -> int | None | Unset:
             if data is None:
                 return data
@@ -204,6 +234,23 @@ class WebhookUpdate:
             return cast(int | None | Unset, data)
 
         rate_limit = _parse_rate_limit(d.pop("rate_limit", UNSET))
+
+        def _parse_redact(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                redact_type_0 = cast(list[str], data)
+
+                return redact_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        redact = _parse_redact(d.pop("redact", UNSET))
 
         _signing = d.pop("signing", UNSET)
         signing: WebhookUpdateSigning | Unset
@@ -221,7 +268,9 @@ class WebhookUpdate:
             headers=headers,
             is_active=is_active,
             name=name,
+            payload=payload,
             rate_limit=rate_limit,
+            redact=redact,
             signing=signing,
             url=url,
         )

@@ -77,8 +77,9 @@ def sync_detailed(
     """The event types and the JSON Schema (2020-12) of each one's delivered body
 
      Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
-    Any valid key may read it. The same bodies are in this document's `webhooks`; here, the bodies that
-    carry a call describe `data.analysis.outcome` by the account's current call analysis schema.
+    Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The
+    same bodies are in this document's `webhooks`; here, the bodies that carry a call describe
+    `data.analysis.outcome` by the account's current call analysis schema.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -104,8 +105,9 @@ def sync(
     """The event types and the JSON Schema (2020-12) of each one's delivered body
 
      Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
-    Any valid key may read it. The same bodies are in this document's `webhooks`; here, the bodies that
-    carry a call describe `data.analysis.outcome` by the account's current call analysis schema.
+    Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The
+    same bodies are in this document's `webhooks`; here, the bodies that carry a call describe
+    `data.analysis.outcome` by the account's current call analysis schema.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -127,8 +129,9 @@ async def asyncio_detailed(
     """The event types and the JSON Schema (2020-12) of each one's delivered body
 
      Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
-    Any valid key may read it. The same bodies are in this document's `webhooks`; here, the bodies that
-    carry a call describe `data.analysis.outcome` by the account's current call analysis schema.
+    Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The
+    same bodies are in this document's `webhooks`; here, the bodies that carry a call describe
+    `data.analysis.outcome` by the account's current call analysis schema.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -152,8 +155,9 @@ async def asyncio(
     """The event types and the JSON Schema (2020-12) of each one's delivered body
 
      Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
-    Any valid key may read it. The same bodies are in this document's `webhooks`; here, the bodies that
-    carry a call describe `data.analysis.outcome` by the account's current call analysis schema.
+    Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The
+    same bodies are in this document's `webhooks`; here, the bodies that carry a call describe
+    `data.analysis.outcome` by the account's current call analysis schema.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

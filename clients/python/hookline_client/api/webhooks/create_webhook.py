@@ -114,7 +114,8 @@ def sync_detailed(
      The response carries the full signing `secret`: store it now, it is shown in full only here and on
     rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
     must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
-    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
+    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must
+    be a field of a subscribed type's body (422 naming `redact`).
 
     Args:
         idempotency_key (str | Unset):
@@ -151,7 +152,8 @@ def sync(
      The response carries the full signing `secret`: store it now, it is shown in full only here and on
     rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
     must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
-    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
+    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must
+    be a field of a subscribed type's body (422 naming `redact`).
 
     Args:
         idempotency_key (str | Unset):
@@ -183,7 +185,8 @@ async def asyncio_detailed(
      The response carries the full signing `secret`: store it now, it is shown in full only here and on
     rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
     must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
-    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
+    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must
+    be a field of a subscribed type's body (422 naming `redact`).
 
     Args:
         idempotency_key (str | Unset):
@@ -218,7 +221,8 @@ async def asyncio(
      The response carries the full signing `secret`: store it now, it is shown in full only here and on
     rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
     must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
-    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`).
+    account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must
+    be a field of a subscribed type's body (422 naming `redact`).
 
     Args:
         idempotency_key (str | Unset):

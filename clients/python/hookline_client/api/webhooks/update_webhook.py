@@ -116,7 +116,8 @@ def sync_detailed(
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
     also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
     it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
-    current one; with the same type, a secret sent as "********" keeps the stored one.
+    current one; with the same type, a secret sent as "********" keeps the stored one. `redact` is
+    checked against the subscribed types after the change (new `events` too).
 
     Args:
         webhook_id (str):
@@ -156,7 +157,8 @@ def sync(
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
     also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
     it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
-    current one; with the same type, a secret sent as "********" keeps the stored one.
+    current one; with the same type, a secret sent as "********" keeps the stored one. `redact` is
+    checked against the subscribed types after the change (new `events` too).
 
     Args:
         webhook_id (str):
@@ -191,7 +193,8 @@ async def asyncio_detailed(
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
     also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
     it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
-    current one; with the same type, a secret sent as "********" keeps the stored one.
+    current one; with the same type, a secret sent as "********" keeps the stored one. `redact` is
+    checked against the subscribed types after the change (new `events` too).
 
     Args:
         webhook_id (str):
@@ -229,7 +232,8 @@ async def asyncio(
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
     also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
     it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
-    current one; with the same type, a secret sent as "********" keeps the stored one.
+    current one; with the same type, a secret sent as "********" keeps the stored one. `redact` is
+    checked against the subscribed types after the change (new `events` too).
 
     Args:
         webhook_id (str):

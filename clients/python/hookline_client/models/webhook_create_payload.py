@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class WebhookCreatePayload(StrEnum):
+    FULL = "full"
+    THIN = "thin"
+
+    def __str__(self) -> str:
+        return str(self.value)
