@@ -13,8 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hookline.settings import Settings
-from hookline.storage.connector import Connection
-from hookline.storage.db import Database
+from hookline.storage.db import Connection, Database
 from hookline.storage.queries import retention as queries
 from hookline.timeutil import utcnow
 
