@@ -26,6 +26,9 @@ from hookline.storage.statements import Query
 
 SAMPLE_IDS = 1000
 COLUMNS = tuple(column.name for column in contacts.c)
+_LATER_COLUMNS = {"do_not_call": False, "do_not_call_reason": None}
+"""Columns added after the first contacts table, with a seeded contact's value: a row has
+every column the build's table has (``bench.ab`` and ``bench.cpu_ab`` seed older builds too)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +85,7 @@ def _contact_rows(account_id: str, count: int) -> list[tuple[Any, ...]]:
                 None,
                 created,
                 created,
+                *(_LATER_COLUMNS[name] for name in COLUMNS[11:]),
             )
         )
     return rows

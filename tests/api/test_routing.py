@@ -354,3 +354,17 @@ def test_the_fastapi_internals_the_runner_relies_on_are_still_there() -> None:
     assert limit.validate("7", {}, loc=("query", "limit")) == (7, [])
     _, errors = limit.validate("x", {}, loc=("query", "limit"))
     assert errors and errors[0]["loc"] == ("query", "limit")
+
+
+def test_every_api_route_reads_its_scalar_query_parameters_itself() -> None:
+    """A scalar query parameter (a Literal too) is read by the runner's own loop, kept per query
+    string, not by FastAPI's per-request solver, whatever route declares it."""
+    app = create_app(make_settings("sqlite:///unused.db"))
+    runners = [
+        context.original_route
+        for included in app.router.routes
+        for context in getattr(included, "effective_route_contexts", list)()
+        if isinstance(context.original_route, DirectRoute)
+    ]
+    assert len(runners) > 20
+    assert [r.path for r in runners if not r.runner.scalar_query] == []

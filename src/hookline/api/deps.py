@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Annotated
+from operator import attrgetter
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from starlette.types import Scope
@@ -14,7 +15,7 @@ from hookline.background import spawn
 from hookline.domain import keys
 from hookline.domain.keys import AuthContext
 from hookline.errors import Forbidden, Unauthenticated, UnsupportedMediaType
-from hookline.guards.ratelimit import enforce_rate_limit
+from hookline.guards.ratelimit import RateLimiter, charge_key
 from hookline.settings import Settings
 from hookline.storage.db import Database
 from hookline.timeutil import utcnow
@@ -49,23 +50,54 @@ def bearer_token(header: str | None) -> str:
     return token.strip()
 
 
-async def authenticate(request: Request) -> AuthContext:
-    # Once per request, whichever dependency asks first (its rate-limit hit too); the
-    # Idempotency-Key guard reads the account from it.
-    cached: AuthContext | None = getattr(request.state, "auth_context", None)
+@dataclass(frozen=True, slots=True)
+class Services:
+    """The app's parts a route's runner hands its steps (the key's look-up, its rate limit, the
+    ``DB`` and ``AppSettings`` parameters): the front door reads them from ``app.state`` once
+    per lifespan, not once per request."""
+
+    db: Database
+    settings: Settings
+    limiter: RateLimiter | None
+
+    @classmethod
+    def of(cls, app: Any) -> Services:
+        # An app without some part (a test's bare FastAPI app) runs the routes that need none.
+        state = app.state
+        db: Any = getattr(state, "db", None)
+        settings: Any = getattr(state, "settings", None)
+        return cls(db, settings, getattr(state, "rate_limiter", None))
+
+
+_FROM_SERVICES: dict[object, Callable[[Services], Any]] = {
+    get_db: attrgetter("db"),
+    get_settings: attrgetter("settings"),
+}
+
+
+def service_of(dependency: object) -> Callable[[Services], Any] | None:
+    """How the runner reads a dependency that only hands over an app part (``DB``, ...)."""
+    return _FROM_SERVICES.get(dependency)
+
+
+async def authenticate(scope: Scope, authorization: str | None, services: Services) -> AuthContext:
+    """The request's key, its rate limit charged; kept in the request's state (the
+    Idempotency-Key guard reads the account from it, the access log the account id)."""
+    state: dict[str, Any] = scope.setdefault("state", {})
+    cached: AuthContext | None = state.get("auth_context")
     if cached is not None:
         return cached
-    token = bearer_token(request.headers.get("authorization"))
-    db: Database = request.app.state.db
+    token = bearer_token(authorization)
+    db = services.db
     # keys.authenticate refuses a malformed key without a look-up; telling the two refusals
     # apart costs a second check only on the error path.
     context = await keys.authenticate(db, token)
     if context is None:
         raise Unauthenticated(_why_refused(token))
-    request.state.account_id = context.account_id
-    await enforce_rate_limit(request, context)
-    request.state.auth_context = context
-    remember_use(request.scope, db, context)
+    state["account_id"] = context.account_id
+    await charge_key(state, services.limiter, context)
+    state["auth_context"] = context
+    remember_use(scope, db, context)
     return context
 
 
@@ -102,7 +134,17 @@ class KeyRule:
 
     scopes: tuple[str, ...]
     """Any one of them will do; empty: any valid key."""
-    check: Callable[[Request], Awaitable[AuthContext]]
+    refusal: str
+    """The 403's message."""
+
+    def allow(self, context: AuthContext) -> None:
+        """Forbidden unless the key holds one of the rule's scopes."""
+        held = context.scopes
+        for scope in self.scopes:
+            if scope in held:
+                return
+        if self.scopes:
+            raise Forbidden(self.refusal)
 
 
 _KEY_RULES: dict[object, KeyRule] = {}
@@ -116,33 +158,33 @@ def key_rule_of(dependency: object) -> KeyRule | None:
 KeyCheck = Callable[[Request], Awaitable[AuthContext]]
 
 
-def require(scope: str | None) -> KeyCheck:
-    """The dependency of a key with ``scope`` (None: any valid key)."""
+def _key_check(rule: KeyRule, name: str) -> KeyCheck:
+    """The dependency declaring ``rule``; the route runner runs the rule itself."""
 
     async def check(request: Request) -> AuthContext:
-        context = await authenticate(request)
-        if scope is not None and scope not in context.scopes:
-            raise Forbidden(f"This API key lacks the '{scope}' scope.")
+        headers = request.headers
+        context = await authenticate(
+            request.scope, headers.get("authorization"), Services.of(request.app)
+        )
+        rule.allow(context)
         return context
 
-    check.__name__ = f"require_{(scope or 'key').replace(':', '_')}"
-    _KEY_RULES[check] = KeyRule((scope,) if scope else (), check)
+    check.__name__ = name
+    _KEY_RULES[check] = rule
     return check
+
+
+def require(scope: str | None) -> KeyCheck:
+    """The dependency of a key with ``scope`` (None: any valid key)."""
+    rule = KeyRule((scope,) if scope else (), f"This API key lacks the '{scope}' scope.")
+    return _key_check(rule, f"require_{(scope or 'key').replace(':', '_')}")
 
 
 def require_any(scopes: tuple[str, ...], refusal: str) -> KeyCheck:
     """The dependency of a key holding at least one of ``scopes``; ``refusal`` is the 403's
     message, which names them."""
-
-    async def check(request: Request) -> AuthContext:
-        context = await authenticate(request)
-        if not any(scope in context.scopes for scope in scopes):
-            raise Forbidden(refusal)
-        return context
-
-    check.__name__ = "require_any_of_" + "_".join(s.replace(":", "_") for s in scopes)
-    _KEY_RULES[check] = KeyRule(scopes, check)
-    return check
+    name = "require_any_of_" + "_".join(s.replace(":", "_") for s in scopes)
+    return _key_check(KeyRule(scopes, refusal), name)
 
 
 ContactsRead = Annotated[AuthContext, Depends(require("contacts:read"))]

@@ -34,19 +34,25 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.exceptions import RequestValidationError
-from starlette.requests import Request
+from starlette.convertors import StringConvertor
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from hookline import tracing
 from hookline.api.body import MAX_JSON_DEPTH, ClientGone, json_too_deep, replay_body
-from hookline.api.deps import is_json_media
+from hookline.api.deps import Services, is_json_media
 from hookline.api.errors import error_for_unexpected, error_json
 from hookline.api.protocol import MAX_HEAD_BYTES, head_bytes, head_too_large
 from hookline.api.routing import DirectRoute
 from hookline.errors import ApiError, BadRequest, PayloadTooLarge, ValidationFailed
-from hookline.guards.ratelimit import RateLimiter, RateLimitState, over_budget, settled
+from hookline.guards.ratelimit import (
+    STATE_KEY,
+    RateLimiter,
+    RateLimitState,
+    over_budget,
+    settled,
+)
 from hookline.ids import request_id as new_request_id
 from hookline.logs import log_access
 from hookline.metrics import observe_request, route_label
@@ -65,12 +71,17 @@ class FrontDoor(FastAPI):
         super().__init__(**kwargs)
         self.max_body_bytes = max_body_bytes
         self._routes: _Routes | None = None
+        self.parts: Services | None = None
+        """The route runners' app parts, once the lifespan has made them (``services``)."""
+        self._limiter: RateLimiter | None = None
 
     def add_middleware(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError("the front door is the one ASGI layer: do a request's work in it")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # the lifespan, a websocket
+            if scope["type"] == "lifespan":  # it makes the app's parts anew
+                self.parts = self._limiter = None
             await super().__call__(scope, receive, send)
             return
         scope["app"] = self
@@ -82,6 +93,17 @@ class FrontDoor(FastAPI):
             self._routes = _Routes(self.router.routes)
         return self._routes.match(scope)
 
+    def services(self) -> Services:
+        """The app's parts for the route runners, read once the lifespan has made them."""
+        if self.parts is None:
+            self.parts = Services.of(self)
+        return self.parts
+
+    def rate_limiter(self) -> RateLimiter:
+        if self._limiter is None:
+            self._limiter = self.state.rate_limiter
+        return self._limiter
+
     async def through_fastapi(self, scope: Scope, receive: Receive, send: Send) -> None:
         """FastAPI's router, for the requests of any other route (or of none)."""
         await super().__call__(scope, receive, send)
@@ -90,17 +112,29 @@ class FrontDoor(FastAPI):
 _Matcher = Callable[[Scope], tuple[Match, Scope]]
 
 
+_Entry = tuple[str, bool, _Matcher, "DirectRoute | None"]
+
+
 class _Routes:
-    """The app's routes in FastAPI's order, each with the literal start of its path, so that a
-    request's path is matched only against the routes it can match."""
+    """The app's routes in FastAPI's order, each with the literal start of its path, kept by
+    the first two segments of the paths they can match (``_bucket``), so that a request's path
+    is tried only against the routes it can match, still in FastAPI's order."""
 
     def __init__(self, routes: list[BaseRoute]) -> None:
-        self._entries: list[tuple[str, bool, _Matcher, DirectRoute | None]] = []
+        self._entries: list[_Entry] = []
+        keys: list[str | None] = []
         for matcher, route in _in_order(routes):
             template = str(getattr(matcher, "path_format", ""))
             literal = template.split("{", 1)[0]
             exact = isinstance(matcher, Route) and "{" not in template
             self._entries.append((literal, exact, matcher.matches, route))
+            keys.append(_bucket_of(matcher, template, literal))
+        self._anywhere = [e for e, key in zip(self._entries, keys, strict=True) if key is None]
+        self._buckets: dict[str, list[_Entry]] = {}
+        for key in set(keys) - {None}:
+            self._buckets[str(key)] = [
+                e for e, own in zip(self._entries, keys, strict=True) if own in (key, None)
+            ]
 
     def match(self, scope: Scope) -> DirectRoute | None:
         """The first route that matches in full, if it is an API route (the scope then filled
@@ -108,7 +142,11 @@ class _Routes:
         again."""
         path: str = scope["path"]
         anywhere = bool(scope.get("root_path"))  # the path then starts with it
-        for literal, exact, matches, route in self._entries:
+        if anywhere:
+            entries = self._entries
+        else:
+            entries = self._buckets.get(_bucket(path), self._anywhere)
+        for literal, exact, matches, route in entries:
             if not anywhere and not (path == literal if exact else path.startswith(literal)):
                 continue
             if route is not None and not anywhere:
@@ -128,14 +166,34 @@ class _Routes:
         return None
 
 
+def _bucket(path: str) -> str:
+    """A path's first two segments: ``/v1/contacts`` for ``/v1/contacts/{contact_id}``."""
+    return "/".join(path.split("/", 3)[:3])
+
+
+def _bucket_of(matcher: Any, template: str, literal: str) -> str | None:
+    """The bucket of every path a route matches; None when they have no one bucket (a
+    parameter within the first two segments, a mount, a host)."""
+    if not isinstance(matcher, Route):
+        return None
+    if "{" not in template:
+        return _bucket(template)
+    return _bucket(literal) if literal.count("/") >= 3 else None
+
+
 def _full_match(route: DirectRoute, path: str, method: str) -> dict[str, Any] | None:
     """``route.matches``' path parameters when it matches in full (Starlette's rule: the path
     regex, each parameter's convertor, the method), without the child scope it builds."""
     found = route.path_regex.match(path)
     if found is None or method not in (route.methods or ()):
         return None
+    values: dict[str, Any] = found.groupdict()
     convertors = route.param_convertors
-    return {name: convertors[name].convert(value) for name, value in found.groupdict().items()}
+    for name, value in values.items():
+        convertor = convertors[name]
+        if type(convertor) is not StringConvertor:  # a str parameter is the text matched
+            values[name] = convertor.convert(value)
+    return values
 
 
 def _in_order(routes: list[BaseRoute]) -> Iterator[tuple[Any, DirectRoute | None]]:
@@ -196,11 +254,13 @@ class _Exchange:
     """One request and its answer, as the module's doc lists the steps."""
 
     __slots__ = (
+        "authorization",
         "content_length",
         "content_type",
         "door",
         "hosts",
         "receive",
+        "received",
         "request_id",
         "route",
         "scope",
@@ -220,7 +280,9 @@ class _Exchange:
         self.status = 500
         self.sent = 0  # 1: the response has started; 2: it is complete
         self.route: DirectRoute | None = None
+        self.received = 0
         client_id: bytes | None = None
+        authorization: bytes | None = None
         self.content_length: bytes | None = None
         self.content_type = b""
         self.hosts = 0
@@ -233,8 +295,12 @@ class _Exchange:
             elif name == b"content-type":
                 if not self.content_type:
                     self.content_type = value
+            elif name == b"authorization":
+                if authorization is None:
+                    authorization = value
             elif name == b"x-request-id" and client_id is None:
                 client_id = value
+        self.authorization = authorization.decode("latin-1") if authorization else None
         self.request_id = request_id_for(client_id.decode("latin-1") if client_id else None)
         self.state: dict[str, Any] = scope.setdefault("state", {})
         self.state["request_id"] = self.request_id
@@ -263,44 +329,49 @@ class _Exchange:
     async def _serve(self) -> None:
         scope = self.scope
         try:
-            await self._answer()
+            self.route = route = self.door.route_of(scope)
+            refusal = self._refusal_of_head()
+            if refusal is not None:
+                await self._respond(self._refusal(refusal))
+                return
+            body = b""
+            receive = self.receive
+            if scope["method"] in _BODY_METHODS:
+                try:
+                    body = await self._read_body()
+                except ClientGone:
+                    return  # nobody is left to answer
+                if is_json_media(self.content_type.decode("latin-1")) and json_too_deep(body):
+                    too_deep = f"JSON nesting is deeper than {MAX_JSON_DEPTH} levels"
+                    too_deep_error = ValidationFailed.for_field("body", too_deep)
+                    await self._respond(error_json(too_deep_error, self.request_id))
+                    return
+                receive = replay_body(body, receive)
+            else:
+                receive = self._limited_receive
+            if route is None:
+                await self.door.through_fastapi(scope, receive, self._observed(self.send))
+                return
+            try:
+                services = self.door.parts or self.door.services()
+                response = await route.runner.respond(
+                    scope, receive, body, services, self.authorization
+                )
+            except ApiError as error:
+                response = error_json(error, self.request_id)
+            except RequestValidationError as exc:
+                response = error_json(validation_failure(exc.errors()), self.request_id)
+            await self._respond(response)
         except _BodyTooLarge:
             if not self.sent:
                 await self._respond(self._refusal(body_too_large(self._body_limit())))
         except Exception as exc:
             if self.sent == 1:
                 raise  # half a response: only closing the connection can tell the client
-            error = error_for_unexpected(exc, scope["method"], scope["path"])
+            unexpected = error_for_unexpected(exc, scope["method"], scope["path"])
             if not self.sent:
                 # A complete answer, so the kept-alive connection stays usable for the next one.
-                await self._respond(error_json(error, self.request_id))
-
-    async def _answer(self) -> None:
-        scope = self.scope
-        self.route = self.door.route_of(scope)
-        refusal = self._refusal_of_head()
-        if refusal is not None:
-            await self._respond(self._refusal(refusal))
-            return
-        body = b""
-        receive = self.receive
-        if scope["method"] in _BODY_METHODS:
-            try:
-                body = await self._read_body()
-            except ClientGone:
-                return  # nobody is left to answer
-            if is_json_media(self.content_type.decode("latin-1")) and json_too_deep(body):
-                too_deep = f"JSON nesting is deeper than {MAX_JSON_DEPTH} levels"
-                error = ValidationFailed.for_field("body", too_deep)
-                await self._respond(error_json(error, self.request_id))
-                return
-            receive = replay_body(body, receive)
-        else:
-            receive = self._limited(receive)
-        if isinstance(self.route, DirectRoute):
-            await self._respond(await self._run(self.route, Request(scope, receive), body))
-        else:
-            await self.door.through_fastapi(scope, receive, self._observed(self.send))
+                await self._respond(error_json(unexpected, self.request_id))
 
     def _refusal_of_head(self) -> ApiError | None:
         """A head over 16 KiB, an HTTP/1.1 request without exactly one Host (RFC 9112 section
@@ -341,29 +412,14 @@ class _Exchange:
             if not message.get("more_body", False):
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
-    def _limited(self, receive: Receive) -> Receive:
+    async def _limited_receive(self) -> Message:
         """``receive`` counting the bytes of a body nobody reads up front (a GET's)."""
-        received = 0
-        limit = self.door.max_body_bytes
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > limit:
-                    raise _BodyTooLarge
-            return message
-
-        return limited_receive
-
-    async def _run(self, route: DirectRoute, request: Request, body: bytes) -> Response:
-        try:
-            return await route.runner.respond(request, body)
-        except ApiError as error:
-            return error_json(error, self.request_id)
-        except RequestValidationError as exc:
-            return error_json(validation_failure(exc.errors()), self.request_id)
+        message = await self.receive()
+        if message["type"] == "http.request":
+            self.received += len(message.get("body", b""))
+            if self.received > self.door.max_body_bytes:
+                raise _BodyTooLarge
+        return message
 
     async def _respond(self, response: Response) -> None:
         headers = await self._trailed(response.status_code, response.raw_headers)
@@ -391,8 +447,10 @@ class _Exchange:
         path: str = self.scope["path"]
         if not (path == "/v1" or path.startswith("/v1/")):
             return [*headers, (b"x-request-id", self.request_id.encode())]
-        limiter: RateLimiter = self.door.state.rate_limiter
-        limit = await settled(self.scope, limiter)
+        limiter = self.door.rate_limiter()
+        limit: RateLimitState | None = self.state.get(STATE_KEY)
+        if limit is None:  # no key paid for it
+            limit = await settled(self.scope, limiter)
         if not limit.allowed and status != 429:
             await self._respond_over_budget(limit, closes=_CLOSE in headers)
             return None

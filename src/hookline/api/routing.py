@@ -48,7 +48,7 @@ import re
 import types
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from fastapi import Request
 from fastapi.dependencies.models import Dependant
@@ -58,11 +58,11 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, Json, ValidationError
 from pydantic_core import from_json
 from starlette.responses import Response
+from starlette.types import Receive, Scope
 
 from hookline import ids
-from hookline.api.deps import KeyRule, key_rule_of
+from hookline.api.deps import KeyRule, Services, authenticate, key_rule_of, service_of
 from hookline.caches import remember
-from hookline.domain.keys import AuthContext
 from hookline.domain.validation import control_character_in
 from hookline.errors import NotFound, ValidationFailed
 from hookline.guards import idempotency
@@ -118,7 +118,12 @@ class DirectRoute(APIRoute):
         )
 
         async def handler(request: Request) -> Response:
-            return await runner.respond(request, await request.body())
+            body = await request.body()
+            authorization = request.headers.get("authorization")
+            services = Services.of(request.app)
+            return await runner.respond(
+                request.scope, request.receive, body, services, authorization
+            )
 
         return handler
 
@@ -139,8 +144,7 @@ class _RequestShape:
             path_ids=tuple((name, re.compile(ids.pattern_of(name))) for name in path_names),
         )
 
-    def check_path(self, request: Request) -> None:
-        path_params = request.path_params
+    def check_path(self, path_params: dict[str, Any]) -> None:
         for name, pattern in self.path_ids:
             value = path_params.get(name)
             if isinstance(value, str) and not pattern.fullmatch(value):
@@ -171,6 +175,8 @@ class Runner:
     key: tuple[str | None, KeyRule] | None
     """The auth parameter's name (None: a route-level dependency) and the route's key rule."""
     dependencies: tuple[tuple[str | None, _Dependency], ...]
+    services: tuple[tuple[str, Callable[[Services], Any]], ...]
+    """The dependencies that only hand over an app part (``DB``, ``AppSettings``)."""
     request_name: str | None
     path_names: tuple[str, ...]
     query: tuple[Any, ...]
@@ -180,6 +186,8 @@ class Runner:
     body: tuple[str, type[BaseModel]] | None
     shape: _RequestShape
     idempotent: bool
+    takes_request: bool
+    """Whether a step reads a Starlette ``Request`` (made only then)."""
     _queries: dict[bytes, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
@@ -193,55 +201,78 @@ class Runner:
             raise TypeError(f"{name}: the route runner does not read {unsupported or 'bodies'}")
         if any(param.field_info.annotation is not str for param in dependant.path_params):
             raise TypeError(f"{name}: path parameters are str (ids are checked by their shape)")
-        key, dependencies = _split_dependencies(name, dependant)
+        key, services, dependencies = _split_dependencies(name, dependant)
         query = tuple(dependant.query_params)
+        headers = tuple(dependant.header_params)
+        request_name = dependant.request_param_name
         return cls(
             endpoint=call,
             key=key,
             dependencies=dependencies,
-            request_name=dependant.request_param_name,
+            services=services,
+            request_name=request_name,
             path_names=tuple(param.name for param in dependant.path_params),
             query=query,
             scalar_query=all(_scalar_query(param) for param in query),
-            headers=tuple(dependant.header_params),
+            headers=headers,
             body=_body_of(name, dependant),
             shape=_RequestShape.of(dependant),
             idempotent=idempotent,
+            takes_request=bool(request_name or dependencies or query or headers or idempotent),
         )
 
-    async def respond(self, request: Request, body: bytes) -> Response:
-        """The route's response to ``request`` whose body is ``body``; its refusals raised
-        (``ApiError``, ``RequestValidationError``), for the caller to answer."""
+    async def respond(
+        self,
+        scope: Scope,
+        receive: Receive,
+        body: bytes,
+        services: Services,
+        authorization: str | None,
+    ) -> Response:
+        """The route's response to the request of ``scope`` whose body is ``body``; its refusals
+        raised (``ApiError``, ``RequestValidationError``), for the caller to answer."""
         arguments: dict[str, Any] = {}
         if self.key is not None:
             name, rule = self.key
-            context: AuthContext = await rule.check(request)
+            context = await authenticate(scope, authorization, services)
+            rule.allow(context)
             if name is not None:
                 arguments[name] = context
+        query_string: bytes = scope.get("query_string", b"")
+        request = Request(scope, receive) if self.takes_request or query_string else None
         for name, dependency in self.dependencies:
-            value = await dependency(request)
+            value = await dependency(request)  # type: ignore[arg-type]
             if name is not None:
                 arguments[name] = value
+        for name, part in self.services:
+            arguments[name] = part(services)
         if self.request_name is not None:
             arguments[self.request_name] = request
-        if request.scope.get("query_string"):
-            self.shape.check_query(request)
-        self.shape.check_path(request)
-        path_params = request.path_params
+        if query_string:
+            self.shape.check_query(request)  # type: ignore[arg-type]
+        path_params: dict[str, Any] = scope.get("path_params", {})
+        self.shape.check_path(path_params)
         for name in self.path_names:
             arguments[name] = path_params[name]
-        errors = self._read_parameters(request, arguments)
+        errors = self._read_parameters(request, arguments) if request is not None else []
         if self.body is not None:
             name, model = self.body
             arguments[name] = validate_body(model, body, errors)
         elif errors:
             raise RequestValidationError(errors)
         if self.idempotent:
-            return await idempotency.answer_once(request, body, lambda: self._call(arguments))
-        return await self._call(arguments)
+            return await idempotency.answer_once(
+                request,  # type: ignore[arg-type]
+                body,
+                lambda: self._call(arguments),
+            )
+        response = await self.endpoint(**arguments)
+        return response if isinstance(response, Response) else self._checked(response)
 
     async def _call(self, arguments: dict[str, Any]) -> Response:
-        response = await self.endpoint(**arguments)
+        return self._checked(await self.endpoint(**arguments))
+
+    def _checked(self, response: Any) -> Response:
         if not isinstance(response, Response):
             raise TypeError(f"{self.endpoint.__qualname__} must return a Response")
         return response
@@ -275,11 +306,19 @@ class Runner:
         return remember(self._queries, query_string, values, limit=_QUERY_STRINGS), []
 
 
+_Services = tuple[tuple[str, Callable[[Services], Any]], ...]
+_Dependencies = tuple[tuple[str | None, _Dependency], ...]
+
+
 def _split_dependencies(
     name: str, dependant: Dependant
-) -> tuple[tuple[str | None, KeyRule] | None, tuple[tuple[str | None, _Dependency], ...]]:
-    """The route's key rule (one at most) and its other dependencies, each request-only."""
+) -> tuple[
+    tuple[str | None, KeyRule] | None, _Services, tuple[tuple[str | None, _Dependency], ...]
+]:
+    """The route's key rule (one at most), the app parts it takes, and its other dependencies,
+    each request-only."""
     key: tuple[str | None, KeyRule] | None = None
+    services: list[tuple[str, Callable[[Services], Any]]] = []
     others: list[tuple[str | None, _Dependency]] = []
     for sub in dependant.dependencies:
         rule = key_rule_of(sub.call)
@@ -288,11 +327,15 @@ def _split_dependencies(
                 raise TypeError(f"{name}: a route declares one key rule")
             key = (sub.name, rule)
             continue
+        part = service_of(sub.call)
+        if part is not None and sub.name is not None:
+            services.append((sub.name, part))
+            continue
         dependency = _request_only(sub)
         if dependency is None:
             raise TypeError(f"{name}: dependency {sub.call!r} must be async def f(request)")
         others.append((sub.name, dependency))
-    return key, tuple(others)
+    return key, tuple(services), tuple(others)
 
 
 def _body_of(name: str, dependant: Dependant) -> tuple[str, type[BaseModel]] | None:
@@ -361,7 +404,7 @@ def _members(annotation: Any) -> tuple[Any, ...]:
 
 
 def _scalar_type(member: Any) -> bool:
-    if member is type(None):
+    if member is type(None) or get_origin(member) is Literal:
         return True
     return isinstance(member, type) and not issubclass(
         member, (BaseModel, list, tuple, set, frozenset, dict, bytes)

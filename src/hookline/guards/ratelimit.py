@@ -20,7 +20,7 @@ Headers follow draft-ietf-httpapi-ratelimit-headers-09 (structured fields, one n
 ``q`` is the quota, ``w`` the window in seconds, ``r`` what remains and ``t`` the seconds until a
 unit of quota frees up. Every ``/v1`` response carries both; a 429 adds ``Retry-After``.
 
-Where it hooks in: ``api.deps.authenticate`` calls :func:`enforce_rate_limit` with the key it
+Where it hooks in: ``api.deps.authenticate`` calls :func:`charge_key` with the key it
 authenticated; the front door (``api.front``) puts the headers on every ``/v1`` response and
 charges the client address for responses no key paid for (:func:`settled`).
 """
@@ -39,7 +39,6 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fastapi import Request
 from limits import RateLimitItemPerSecond
 from limits.aio.storage import RedisStorage, Storage
 from limits.aio.strategies import SlidingWindowCounterRateLimiter
@@ -298,25 +297,17 @@ class RateLimiter:
             log.warning("rate-limit storage unavailable, not limiting: %s", type(exc).__name__)
 
 
-def _limiter_of(scope: Scope) -> RateLimiter | None:
-    app = scope.get("app")
-    return getattr(getattr(app, "state", None), "rate_limiter", None)
-
-
-async def _charge(scope: Scope, identity: str) -> RateLimitState | None:
-    limiter = _limiter_of(scope)
+async def charge_key(
+    state: dict[str, object], limiter: RateLimiter | None, context: AuthContext
+) -> None:
+    """Charge the request (its ASGI ``state``) to its API key; 429 past the budget. Called by
+    ``authenticate``."""
     if limiter is None:
-        return None
-    state = await limiter.hit(identity)
-    scope.setdefault("state", {})[STATE_KEY] = state
-    return state
-
-
-async def enforce_rate_limit(request: Request, context: AuthContext) -> None:
-    """Charge the request to its API key; 429 past the budget. Called by ``authenticate``."""
-    state = await _charge(request.scope, key_identity(context))
-    if state is not None and not state.allowed:
-        raise over_budget(state)
+        return
+    limit = await limiter.hit(key_identity(context))
+    state[STATE_KEY] = limit
+    if not limit.allowed:
+        raise over_budget(limit)
 
 
 def key_identity(context: AuthContext) -> str:
