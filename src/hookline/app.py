@@ -28,7 +28,7 @@ from hookline.api import (
 )
 from hookline.api.errors import install_error_handlers
 from hookline.api.front import FrontDoor
-from hookline.api.openapi import document_idempotency, document_input_rules
+from hookline.api.openapi import document_idempotency, document_input_rules, document_security
 from hookline.api.responses import JSONResponse
 from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import filters
@@ -135,6 +135,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     install_error_handlers(app)
     document_idempotency(app)
     document_input_rules(app)
+    document_security(app)
     tracing.configure_from_environment()  # spans only: the front door opens them when on
     # stream before events: /v1/events/{event_id} would take /v1/events/stream.
     for module in (

@@ -26,6 +26,8 @@ CHECKS = "all"
 HOOKS = "tests.api.fuzz_hooks"
 REPOSITORY = Path(__file__).resolve().parents[2]
 CONFIG = Path(__file__).with_name("schemathesis.toml")
+API_KEY_VARIABLE = "HOOKLINE_FUZZ_API_KEY"
+"""The key the config's ``[auth.openapi.bearerAuth]`` sends."""
 
 
 def fuzz_env(directory: Path) -> dict[str, str]:
@@ -39,7 +41,7 @@ def fuzz_env(directory: Path) -> dict[str, str]:
     }
 
 
-def schemathesis_command(base_url: str, api_key: str, examples: int, seed: int) -> list[str]:
+def schemathesis_command(base_url: str, examples: int, seed: int) -> list[str]:
     return [
         str(Path(sys.executable).with_name("schemathesis")),
         "--config-file", str(CONFIG),
@@ -53,7 +55,6 @@ def schemathesis_command(base_url: str, api_key: str, examples: int, seed: int) 
         # 3.11's process-wide AST recursion counter ("AST constructor recursion depth
         # mismatch", a runtime error that failed a CI run; per-thread from 3.12 on).
         "--workers", "1",
-        "--header", f"Authorization: Bearer {api_key}",
         "--request-timeout", "10",
         "--suppress-health-check", "all",
         "--output-sanitize", "true",
@@ -78,8 +79,14 @@ def run_fuzz(examples: int, seed: int = 20261122) -> tuple[subprocess.CompletedP
         api_key = orjson.loads(created.stdout)["api_key"]
         with running_server(env, worker=False) as server:
             result = subprocess.run(
-                schemathesis_command(server.base_url, api_key, examples, seed),
-                env=cli_env({"SCHEMATHESIS_HOOKS": HOOKS, "PYTHONPATH": _with_repository()}),
+                schemathesis_command(server.base_url, examples, seed),
+                env=cli_env(
+                    {
+                        "SCHEMATHESIS_HOOKS": HOOKS,
+                        "PYTHONPATH": _with_repository(),
+                        API_KEY_VARIABLE: api_key,
+                    }
+                ),
                 capture_output=True,
                 text=True,
                 timeout=1800,

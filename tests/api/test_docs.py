@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 from playwright.async_api import Browser, ConsoleMessage, Page
 
-from tests.support.browser import block_other_origins
-from tests.support.server import async_running_server
+from tests.support.browser import block_other_origins, expect
+from tests.support.server import ServerProcess, arun_cli, async_running_server
 
 DOC_PAGES = ("/docs", "/redoc")
 
@@ -57,13 +61,36 @@ def _watch_policy_violations(page: Page) -> list[str]:
     return refused
 
 
+@dataclass(frozen=True)
+class _Docs:
+    server: ServerProcess
+    key: str
+    page: Page
+
+
+@asynccontextmanager
+async def _browsing(browser: Browser, tmp_path: Path) -> AsyncIterator[_Docs]:
+    """A live server on a fresh SQLite file, an account's API key, and a browser page that may
+    load nothing from another origin and must meet no policy refusal."""
+    env = {"HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path / 'docs.db'}"}
+    async with async_running_server(env, worker=False) as server:
+        created = await arun_cli("accounts", "create", "docs", env=env)
+        assert created.returncode == 0, created.stderr
+        page = await browser.new_page()
+        blocked = await block_other_origins(page, server.base_url)
+        refused = _watch_policy_violations(page)
+        yield _Docs(server, json.loads(created.stdout)["api_key"], page)
+        assert blocked == [], "the docs tried to load something from another origin"
+        assert refused == []
+
+
 @pytest.mark.slow
 async def test_doc_pages_list_every_operation_with_other_origins_blocked(
     browser: Browser, tmp_path: Path
 ) -> None:
-    env = {"HOOKLINE_DATABASE_URL": f"sqlite:///{tmp_path / 'docs.db'}"}
-    async with async_running_server(env, worker=False) as server:
-        async with httpx.AsyncClient(base_url=server.base_url) as http:
+    async with _browsing(browser, tmp_path) as docs:
+        base_url, page = docs.server.base_url, docs.page
+        async with httpx.AsyncClient(base_url=base_url) as http:
             spec = (await http.get("/v1/openapi.json")).json()
         operation_ids = {
             operation["operationId"]
@@ -71,18 +98,15 @@ async def test_doc_pages_list_every_operation_with_other_origins_blocked(
             for operation in item.values()
         }
         assert len(operation_ids) > 10
-        page = await browser.new_page()
-        blocked = await block_other_origins(page, server.base_url)
-        refused = _watch_policy_violations(page)
 
-        await page.goto(server.base_url + "/docs")
+        await page.goto(base_url + "/docs")
         await page.locator(".opblock").first.wait_for()
         swagger_ids = await page.locator(".opblock").evaluate_all("els => els.map(e => e.id)")
         shown = {op for op in operation_ids if any(i.endswith("-" + op) for i in swagger_ids)}
         assert shown == operation_ids
         await page.get_by_text("/v1/contacts").first.wait_for()
 
-        await page.goto(server.base_url + "/redoc")
+        await page.goto(base_url + "/redoc")
         await page.locator("[data-section-id^='operation/']").first.wait_for()
         sections = await page.locator("[data-section-id^='operation/']").evaluate_all(
             "els => els.map(e => e.dataset.sectionId)"
@@ -95,5 +119,33 @@ async def test_doc_pages_list_every_operation_with_other_origins_blocked(
         }
         assert len(webhook_ids) > 5
         assert {s.removeprefix("operation/") for s in sections} == operation_ids | webhook_ids
-        assert blocked == [], "the docs tried to load something from another origin"
-        assert refused == []
+
+
+@pytest.mark.slow
+async def test_try_it_out_with_a_key_entered_in_authorize_answers_200(
+    browser: Browser, tmp_path: Path
+) -> None:
+    async with _browsing(browser, tmp_path) as docs:
+        page = docs.page
+        async with httpx.AsyncClient(base_url=docs.server.base_url) as http:
+            added = await http.post(
+                "/v1/contacts",
+                headers={"Authorization": f"Bearer {docs.key}"},
+                json={"first_name": "Grace", "phone_number": "+14155552671"},
+            )
+            assert added.status_code == 201, added.text
+        await page.goto(docs.server.base_url + "/docs")
+
+        await page.locator(".auth-wrapper button.authorize").click()
+        dialog = page.locator(".dialog-ux")
+        await dialog.locator("input").fill(docs.key)
+        await dialog.locator("button.authorize").click()
+        await dialog.locator("button.btn-done").click()
+
+        operation = page.locator("#operations-contacts-list_contacts")
+        await operation.locator(".opblock-summary").click()
+        await operation.locator("button.try-out__btn").click()
+        await operation.locator("button.execute").click()
+        live = operation.locator(".live-responses-table .response")
+        await expect(live.locator(".response-col_status")).to_have_text("200", timeout=30_000)
+        await expect(live.locator(".response-col_description")).to_contain_text("Grace")

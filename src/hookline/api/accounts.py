@@ -19,7 +19,6 @@ router = APIRouter(prefix="/v1/account", tags=["account"], route_class=DirectRou
     response_model=AccountOut,
     responses=error_responses(401),
     summary="The key's account and its settings",
-    description="Any valid key of the account may read it.",
 )
 async def get_account(auth: AnyKey, db: DB) -> JSONResponse:
     async with db.read() as conn:
@@ -31,7 +30,7 @@ async def get_account(auth: AnyKey, db: DB) -> JSONResponse:
     response_model=AccountOut,
     responses=error_responses(400, 401, 403, 413, 415, 422),
     summary="Change the account's settings",
-    description="Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new "
+    description="Absent fields are unchanged; `null` is refused. A new "
     "`max_call_seconds` applies to calls started after the change.",
 )
 async def update_account(

@@ -1,5 +1,6 @@
 """OpenAPI helpers: every operation documents the contract's error body for its error statuses,
-and every input rule the server enforces is in the document (``document_input_rules``)."""
+every input rule the server enforces is in the document (``document_input_rules``), and every
+``/v1`` operation the key it needs (``document_security``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from hookline import ids
+from hookline.api.routing import direct_routes
 from hookline.domain.validation import NOT_BLANK_PATTERN, TEXT_PATTERN
 from hookline.guards.idempotency import MAX_KEY_LENGTH
 from hookline.schemas.common import JSON_VALUE, JSON_VALUE_SCHEMA, ErrorOut
@@ -124,3 +126,50 @@ def document_idempotency(app: FastAPI) -> None:
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+BEARER_AUTH = "bearerAuth"
+_BEARER_SCHEME = {"type": "http", "scheme": "bearer", "description": "An API key, hl_live_..."}
+
+
+def document_security(app: FastAPI) -> None:
+    """Bearer auth, and on each API operation the scopes its route's key needs, taken from the
+    route's one declaration (``DirectRoute.scopes``): /docs then has an Authorize button, and
+    the clients know every call takes a key. Routes outside the API declare none."""
+    generate: Callable[[], dict[str, Any]] = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = generate()
+        schema.setdefault("components", {}).setdefault("securitySchemes", {})[BEARER_AUTH] = dict(
+            _BEARER_SCHEME
+        )
+        paths = schema.get("paths", {})
+        for route in direct_routes(app.router.routes):
+            if not route.needs_key:
+                continue
+            for method in route.methods or ():
+                operation = paths.get(route.path_format, {}).get(method.lower())
+                if operation is not None:
+                    _require_key(operation, route.scopes)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _require_key(operation: dict[str, Any], scopes: tuple[str, ...]) -> None:
+    operation["security"] = [{BEARER_AUTH: list(scopes)}]
+    rule = scope_rule(scopes)
+    described = operation.get("description")
+    operation["description"] = f"{rule}\n\n{described}" if described else rule
+
+
+def scope_rule(scopes: tuple[str, ...]) -> str:
+    """The key an operation needs, in words, as its description starts."""
+    names = ", ".join(f"`{scope}`" for scope in scopes)
+    if not scopes:
+        return "Requires an API key (any scope)."
+    if len(scopes) == 1:
+        return f"Requires scope {names}."
+    return f"Requires one of the scopes {names}."

@@ -46,7 +46,7 @@ import copy
 import inspect
 import re
 import types
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Union, get_args, get_origin, get_type_hints
 
@@ -58,6 +58,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel, Json, ValidationError
 from pydantic_core import from_json
 from starlette.responses import Response
+from starlette.routing import BaseRoute
 from starlette.types import Receive, Scope
 
 from hookline import ids
@@ -126,6 +127,15 @@ class DirectRoute(APIRoute):
             )
 
         return handler
+
+
+def direct_routes(routes: Iterable[BaseRoute]) -> Iterator[DirectRoute]:
+    """The API routes among an app's routes, those of included routers too (FastAPI keeps an
+    included router as one entry, its routes reached by ``effective_route_contexts``)."""
+    for route in routes:
+        contexts = getattr(route, "effective_route_contexts", None)
+        candidates = [route] if contexts is None else [c.original_route for c in contexts()]
+        yield from (found for found in candidates if isinstance(found, DirectRoute))
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,8 @@
     showCommonExtensions: true,
     // No call to the public validator service: everything stays on this origin.
     validatorUrl: null,
+    // A key entered under Authorize lives in this page only: never written to browser storage.
+    persistAuthorization: false,
     presets: [SwaggerUIBundle.presets.apis, SwaggerUIBundle.SwaggerUIStandalonePreset],
     layout: "BaseLayout",
   });

@@ -67,11 +67,11 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[AccountOut | ErrorOut]:
     """The key's account and its settings
 
-     Any valid key of the account may read it.
+     Requires an API key (any scope).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -92,11 +92,11 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> AccountOut | ErrorOut | None:
     """The key's account and its settings
 
-     Any valid key of the account may read it.
+     Requires an API key (any scope).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -113,11 +113,11 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[AccountOut | ErrorOut]:
     """The key's account and its settings
 
-     Any valid key of the account may read it.
+     Requires an API key (any scope).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -136,11 +136,11 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> AccountOut | ErrorOut | None:
     """The key's account and its settings
 
-     Any valid key of the account may read it.
+     Requires an API key (any scope).
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -97,13 +97,15 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AccountUpdate,
 ) -> Response[AccountOut | ErrorOut]:
     """Change the account's settings
 
-     Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new `max_call_seconds`
-    applies to calls started after the change.
+     Requires scope `calls:write`.
+
+    Absent fields are unchanged; `null` is refused. A new `max_call_seconds` applies to calls started
+    after the change.
 
     Args:
         body (AccountUpdate):
@@ -129,13 +131,15 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AccountUpdate,
 ) -> AccountOut | ErrorOut | None:
     """Change the account's settings
 
-     Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new `max_call_seconds`
-    applies to calls started after the change.
+     Requires scope `calls:write`.
+
+    Absent fields are unchanged; `null` is refused. A new `max_call_seconds` applies to calls started
+    after the change.
 
     Args:
         body (AccountUpdate):
@@ -156,13 +160,15 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AccountUpdate,
 ) -> Response[AccountOut | ErrorOut]:
     """Change the account's settings
 
-     Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new `max_call_seconds`
-    applies to calls started after the change.
+     Requires scope `calls:write`.
+
+    Absent fields are unchanged; `null` is refused. A new `max_call_seconds` applies to calls started
+    after the change.
 
     Args:
         body (AccountUpdate):
@@ -186,13 +192,15 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AccountUpdate,
 ) -> AccountOut | ErrorOut | None:
     """Change the account's settings
 
-     Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new `max_call_seconds`
-    applies to calls started after the change.
+     Requires scope `calls:write`.
+
+    Absent fields are unchanged; `null` is refused. A new `max_call_seconds` applies to calls started
+    after the change.
 
     Args:
         body (AccountUpdate):

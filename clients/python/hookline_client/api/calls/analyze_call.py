@@ -115,13 +115,15 @@ def _build_response(
 def sync_detailed(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: Outcome,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[CallOut | ErrorOut]:
     """Record a call's structured outcome (fires call.analyzed)
 
-     The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call
+     Requires scope `calls:write`.
+
+    The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call
     analysis schema (422 naming each field's path). It is stored as `analysis.outcome` with
     `analysis.outcome_schema_version`. A 409 while the call is in progress, when the server ended it
     (`timed-out`), or when it has an outcome already.
@@ -156,13 +158,15 @@ def sync_detailed(
 def sync(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: Outcome,
     idempotency_key: str | Unset = UNSET,
 ) -> CallOut | ErrorOut | None:
     """Record a call's structured outcome (fires call.analyzed)
 
-     The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call
+     Requires scope `calls:write`.
+
+    The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call
     analysis schema (422 naming each field's path). It is stored as `analysis.outcome` with
     `analysis.outcome_schema_version`. A 409 while the call is in progress, when the server ended it
     (`timed-out`), or when it has an outcome already.
@@ -192,13 +196,15 @@ def sync(
 async def asyncio_detailed(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: Outcome,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[CallOut | ErrorOut]:
     """Record a call's structured outcome (fires call.analyzed)
 
-     The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call
+     Requires scope `calls:write`.
+
+    The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call
     analysis schema (422 naming each field's path). It is stored as `analysis.outcome` with
     `analysis.outcome_schema_version`. A 409 while the call is in progress, when the server ended it
     (`timed-out`), or when it has an outcome already.
@@ -231,13 +237,15 @@ async def asyncio_detailed(
 async def asyncio(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: Outcome,
     idempotency_key: str | Unset = UNSET,
 ) -> CallOut | ErrorOut | None:
     """Record a call's structured outcome (fires call.analyzed)
 
-     The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call
+     Requires scope `calls:write`.
+
+    The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call
     analysis schema (422 naming each field's path). It is stored as `analysis.outcome` with
     `analysis.outcome_schema_version`. A 409 while the call is in progress, when the server ended it
     (`timed-out`), or when it has an outcome already.

@@ -115,13 +115,15 @@ def _build_response(
 def sync_detailed(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CallComplete,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[CallOut | ErrorOut]:
     """Complete a call (fires call.completed)
 
-     Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, rounded down), and stores
+     Requires scope `calls:write`.
+
+    Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, rounded down), and stores
     the optional `analysis`. In the same transaction as `call.completed`, `analysis.lead_qualification
     == "qualified"` fires `lead.qualified` and `analysis.appointment_booked == true` fires
     `appointment.booked`. Completing a call that already ended is a 409.
@@ -155,13 +157,15 @@ def sync_detailed(
 def sync(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CallComplete,
     idempotency_key: str | Unset = UNSET,
 ) -> CallOut | ErrorOut | None:
     """Complete a call (fires call.completed)
 
-     Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, rounded down), and stores
+     Requires scope `calls:write`.
+
+    Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, rounded down), and stores
     the optional `analysis`. In the same transaction as `call.completed`, `analysis.lead_qualification
     == "qualified"` fires `lead.qualified` and `analysis.appointment_booked == true` fires
     `appointment.booked`. Completing a call that already ended is a 409.
@@ -190,13 +194,15 @@ def sync(
 async def asyncio_detailed(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CallComplete,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[CallOut | ErrorOut]:
     """Complete a call (fires call.completed)
 
-     Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, rounded down), and stores
+     Requires scope `calls:write`.
+
+    Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, rounded down), and stores
     the optional `analysis`. In the same transaction as `call.completed`, `analysis.lead_qualification
     == "qualified"` fires `lead.qualified` and `analysis.appointment_booked == true` fires
     `appointment.booked`. Completing a call that already ended is a 409.
@@ -228,13 +234,15 @@ async def asyncio_detailed(
 async def asyncio(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CallComplete,
     idempotency_key: str | Unset = UNSET,
 ) -> CallOut | ErrorOut | None:
     """Complete a call (fires call.completed)
 
-     Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, rounded down), and stores
+     Requires scope `calls:write`.
+
+    Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, rounded down), and stores
     the optional `analysis`. In the same transaction as `call.completed`, `analysis.lead_qualification
     == "qualified"` fires `lead.qualified` and `analysis.appointment_booked == true` fires
     `appointment.booked`. Completing a call that already ended is a 409.

@@ -105,13 +105,15 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CallCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[CallOut | ErrorOut]:
     """Start a call (fires call.started)
 
-     Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
+     Requires scope `calls:write`.
+
+    Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
     one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact
     marked `do_not_call` is refused: 409 `do_not_call`.
 
@@ -141,13 +143,15 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CallCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> CallOut | ErrorOut | None:
     """Start a call (fires call.started)
 
-     Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
+     Requires scope `calls:write`.
+
+    Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
     one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact
     marked `do_not_call` is refused: 409 `do_not_call`.
 
@@ -172,13 +176,15 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CallCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[CallOut | ErrorOut]:
     """Start a call (fires call.started)
 
-     Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
+     Requires scope `calls:write`.
+
+    Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
     one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact
     marked `do_not_call` is refused: 409 `do_not_call`.
 
@@ -206,13 +212,15 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: CallCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> CallOut | ErrorOut | None:
     """Start a call (fires call.started)
 
-     Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
+     Requires scope `calls:write`.
+
+    Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if
     one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact
     marked `do_not_call` is refused: 409 `do_not_call`.
 

@@ -83,9 +83,11 @@ def _build_response(
 def sync_detailed(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[CallOut | ErrorOut]:
     """Get a call
+
+     Requires scope `calls:read`.
 
     Args:
         call_id (str):
@@ -112,9 +114,11 @@ def sync_detailed(
 def sync(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> CallOut | ErrorOut | None:
     """Get a call
+
+     Requires scope `calls:read`.
 
     Args:
         call_id (str):
@@ -136,9 +140,11 @@ def sync(
 async def asyncio_detailed(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[CallOut | ErrorOut]:
     """Get a call
+
+     Requires scope `calls:read`.
 
     Args:
         call_id (str):
@@ -163,9 +169,11 @@ async def asyncio_detailed(
 async def asyncio(
     call_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> CallOut | ErrorOut | None:
     """Get a call
+
+     Requires scope `calls:read`.
 
     Args:
         call_id (str):

@@ -92,12 +92,14 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     version: int | None | Unset = UNSET,
 ) -> Response[AnalysisSchemaOut | ErrorOut]:
     """The account's call analysis schema (the current version, or `version`)
 
-     Every field is null while the account has no schema. A `version` the account never had is a 404.
+     Requires scope `calls:read`.
+
+    Every field is null while the account has no schema. A `version` the account never had is a 404.
 
     Args:
         version (int | None | Unset):
@@ -123,12 +125,14 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     version: int | None | Unset = UNSET,
 ) -> AnalysisSchemaOut | ErrorOut | None:
     """The account's call analysis schema (the current version, or `version`)
 
-     Every field is null while the account has no schema. A `version` the account never had is a 404.
+     Requires scope `calls:read`.
+
+    Every field is null while the account has no schema. A `version` the account never had is a 404.
 
     Args:
         version (int | None | Unset):
@@ -149,12 +153,14 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     version: int | None | Unset = UNSET,
 ) -> Response[AnalysisSchemaOut | ErrorOut]:
     """The account's call analysis schema (the current version, or `version`)
 
-     Every field is null while the account has no schema. A `version` the account never had is a 404.
+     Requires scope `calls:read`.
+
+    Every field is null while the account has no schema. A `version` the account never had is a 404.
 
     Args:
         version (int | None | Unset):
@@ -178,12 +184,14 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     version: int | None | Unset = UNSET,
 ) -> AnalysisSchemaOut | ErrorOut | None:
     """The account's call analysis schema (the current version, or `version`)
 
-     Every field is null while the account has no schema. A `version` the account never had is a 404.
+     Requires scope `calls:read`.
+
+    Every field is null while the account has no schema. A `version` the account never had is a 404.
 
     Args:
         version (int | None | Unset):

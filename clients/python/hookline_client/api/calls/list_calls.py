@@ -141,7 +141,7 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -151,6 +151,8 @@ def sync_detailed(
     assistant_id: None | str | Unset = UNSET,
 ) -> Response[ErrorOut | list[CallOut]]:
     """List calls, newest first
+
+     Requires scope `calls:read`.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.
@@ -189,7 +191,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -199,6 +201,8 @@ def sync(
     assistant_id: None | str | Unset = UNSET,
 ) -> ErrorOut | list[CallOut] | None:
     """List calls, newest first
+
+     Requires scope `calls:read`.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.
@@ -232,7 +236,7 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -242,6 +246,8 @@ async def asyncio_detailed(
     assistant_id: None | str | Unset = UNSET,
 ) -> Response[ErrorOut | list[CallOut]]:
     """List calls, newest first
+
+     Requires scope `calls:read`.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.
@@ -278,7 +284,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -288,6 +294,8 @@ async def asyncio(
     assistant_id: None | str | Unset = UNSET,
 ) -> ErrorOut | list[CallOut] | None:
     """List calls, newest first
+
+     Requires scope `calls:read`.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.

@@ -97,12 +97,14 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AnalysisSchemaIn,
 ) -> Response[AnalysisSchemaOut | ErrorOut]:
     """Set the account's call analysis schema (a new version)
 
-     The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a
+     Requires scope `calls:write`.
+
+    The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a
     422 naming the keyword). Outcomes recorded before keep the version they were validated against.
 
     Args:
@@ -132,12 +134,14 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AnalysisSchemaIn,
 ) -> AnalysisSchemaOut | ErrorOut | None:
     """Set the account's call analysis schema (a new version)
 
-     The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a
+     Requires scope `calls:write`.
+
+    The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a
     422 naming the keyword). Outcomes recorded before keep the version they were validated against.
 
     Args:
@@ -162,12 +166,14 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AnalysisSchemaIn,
 ) -> Response[AnalysisSchemaOut | ErrorOut]:
     """Set the account's call analysis schema (a new version)
 
-     The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a
+     Requires scope `calls:write`.
+
+    The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a
     422 naming the keyword). Outcomes recorded before keep the version they were validated against.
 
     Args:
@@ -195,12 +201,14 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: AnalysisSchemaIn,
 ) -> AnalysisSchemaOut | ErrorOut | None:
     """Set the account's call analysis schema (a new version)
 
-     The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a
+     Requires scope `calls:write`.
+
+    The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a
     422 naming the keyword). Outcomes recorded before keep the version they were validated against.
 
     Args:

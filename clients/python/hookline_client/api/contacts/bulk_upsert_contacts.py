@@ -105,13 +105,15 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactsBulk,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ContactsBulkOut | ErrorOut]:
     """Create or update up to 1,000 contacts, matched by phone number or email
 
-     Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change:
+     Requires scope `contacts:write`.
+
+    Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change:
     no event) or `refused` (with `error` naming the field, as a 422 would). A row whose `match_on` field
     is missing, or matches several contacts, is refused. Rows are written in transactions of at most 25:
     each batch is atomic, the request is not, and sending the same rows again is safe (they come back
@@ -145,13 +147,15 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactsBulk,
     idempotency_key: str | Unset = UNSET,
 ) -> ContactsBulkOut | ErrorOut | None:
     """Create or update up to 1,000 contacts, matched by phone number or email
 
-     Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change:
+     Requires scope `contacts:write`.
+
+    Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change:
     no event) or `refused` (with `error` naming the field, as a 422 would). A row whose `match_on` field
     is missing, or matches several contacts, is refused. Rows are written in transactions of at most 25:
     each batch is atomic, the request is not, and sending the same rows again is safe (they come back
@@ -180,13 +184,15 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactsBulk,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ContactsBulkOut | ErrorOut]:
     """Create or update up to 1,000 contacts, matched by phone number or email
 
-     Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change:
+     Requires scope `contacts:write`.
+
+    Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change:
     no event) or `refused` (with `error` naming the field, as a 422 would). A row whose `match_on` field
     is missing, or matches several contacts, is refused. Rows are written in transactions of at most 25:
     each batch is atomic, the request is not, and sending the same rows again is safe (they come back
@@ -218,13 +224,15 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactsBulk,
     idempotency_key: str | Unset = UNSET,
 ) -> ContactsBulkOut | ErrorOut | None:
     """Create or update up to 1,000 contacts, matched by phone number or email
 
-     Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change:
+     Requires scope `contacts:write`.
+
+    Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change:
     no event) or `refused` (with `error` naming the field, as a 422 would). A row whose `match_on` field
     is missing, or matches several contacts, is refused. Rows are written in transactions of at most 25:
     each batch is atomic, the request is not, and sending the same rows again is safe (they come back

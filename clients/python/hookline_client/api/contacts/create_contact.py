@@ -105,11 +105,13 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ContactOut | ErrorOut]:
     """Create a contact (fires contact.created)
+
+     Requires scope `contacts:write`.
 
     Args:
         idempotency_key (str | Unset):
@@ -137,11 +139,13 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> ContactOut | ErrorOut | None:
     """Create a contact (fires contact.created)
+
+     Requires scope `contacts:write`.
 
     Args:
         idempotency_key (str | Unset):
@@ -164,11 +168,13 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ContactOut | ErrorOut]:
     """Create a contact (fires contact.created)
+
+     Requires scope `contacts:write`.
 
     Args:
         idempotency_key (str | Unset):
@@ -194,11 +200,13 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> ContactOut | ErrorOut | None:
     """Create a contact (fires contact.created)
+
+     Requires scope `contacts:write`.
 
     Args:
         idempotency_key (str | Unset):

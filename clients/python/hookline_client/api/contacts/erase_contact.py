@@ -94,12 +94,14 @@ def _build_response(
 def sync_detailed(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ErasureAccepted | ErrorOut]:
     """Erase a contact and its data everywhere (fires contact.erased when done)
 
-     Deletes the contact at once; a background job then removes its data from its calls, every event and
+     Requires scope `contacts:write`.
+
+    Deletes the contact at once; a background job then removes its data from its calls, every event and
     delivery attempt about it and stored idempotent responses, and sends `contact.erased` to each
     webhook that received any of it. Erasing again answers the same erasure. A contact deleted earlier
     can still be erased.
@@ -131,12 +133,14 @@ def sync_detailed(
 def sync(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> ErasureAccepted | ErrorOut | None:
     """Erase a contact and its data everywhere (fires contact.erased when done)
 
-     Deletes the contact at once; a background job then removes its data from its calls, every event and
+     Requires scope `contacts:write`.
+
+    Deletes the contact at once; a background job then removes its data from its calls, every event and
     delivery attempt about it and stored idempotent responses, and sends `contact.erased` to each
     webhook that received any of it. Erasing again answers the same erasure. A contact deleted earlier
     can still be erased.
@@ -163,12 +167,14 @@ def sync(
 async def asyncio_detailed(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ErasureAccepted | ErrorOut]:
     """Erase a contact and its data everywhere (fires contact.erased when done)
 
-     Deletes the contact at once; a background job then removes its data from its calls, every event and
+     Requires scope `contacts:write`.
+
+    Deletes the contact at once; a background job then removes its data from its calls, every event and
     delivery attempt about it and stored idempotent responses, and sends `contact.erased` to each
     webhook that received any of it. Erasing again answers the same erasure. A contact deleted earlier
     can still be erased.
@@ -198,12 +204,14 @@ async def asyncio_detailed(
 async def asyncio(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> ErasureAccepted | ErrorOut | None:
     """Erase a contact and its data everywhere (fires contact.erased when done)
 
-     Deletes the contact at once; a background job then removes its data from its calls, every event and
+     Requires scope `contacts:write`.
+
+    Deletes the contact at once; a background job then removes its data from its calls, every event and
     delivery attempt about it and stored idempotent responses, and sends `contact.erased` to each
     webhook that received any of it. Erasing again answers the same erasure. A contact deleted earlier
     can still be erased.

@@ -70,11 +70,13 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErrorOut | str]:
     """Every contact of the account as CSV, newest first
 
-     A header row, then one row per contact with the contact object's fields as columns: `tags` joined
+     Requires scope `contacts:read`.
+
+    A header row, then one row per contact with the contact object's fields as columns: `tags` joined
     with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`,
     `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read
     `'+14155552671`. Streamed as it is read, page by page.
@@ -98,11 +100,13 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErrorOut | str | None:
     """Every contact of the account as CSV, newest first
 
-     A header row, then one row per contact with the contact object's fields as columns: `tags` joined
+     Requires scope `contacts:read`.
+
+    A header row, then one row per contact with the contact object's fields as columns: `tags` joined
     with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`,
     `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read
     `'+14155552671`. Streamed as it is read, page by page.
@@ -122,11 +126,13 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErrorOut | str]:
     """Every contact of the account as CSV, newest first
 
-     A header row, then one row per contact with the contact object's fields as columns: `tags` joined
+     Requires scope `contacts:read`.
+
+    A header row, then one row per contact with the contact object's fields as columns: `tags` joined
     with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`,
     `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read
     `'+14155552671`. Streamed as it is read, page by page.
@@ -148,11 +154,13 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErrorOut | str | None:
     """Every contact of the account as CSV, newest first
 
-     A header row, then one row per contact with the contact object's fields as columns: `tags` joined
+     Requires scope `contacts:read`.
+
+    A header row, then one row per contact with the contact object's fields as columns: `tags` joined
     with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`,
     `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read
     `'+14155552671`. Streamed as it is read, page by page.

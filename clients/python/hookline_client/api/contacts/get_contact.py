@@ -83,9 +83,11 @@ def _build_response(
 def sync_detailed(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ContactOut | ErrorOut]:
     """Get a contact
+
+     Requires scope `contacts:read`.
 
     Args:
         contact_id (str):
@@ -112,9 +114,11 @@ def sync_detailed(
 def sync(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ContactOut | ErrorOut | None:
     """Get a contact
+
+     Requires scope `contacts:read`.
 
     Args:
         contact_id (str):
@@ -136,9 +140,11 @@ def sync(
 async def asyncio_detailed(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ContactOut | ErrorOut]:
     """Get a contact
+
+     Requires scope `contacts:read`.
 
     Args:
         contact_id (str):
@@ -163,9 +169,11 @@ async def asyncio_detailed(
 async def asyncio(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ContactOut | ErrorOut | None:
     """Get a contact
+
+     Requires scope `contacts:read`.
 
     Args:
         contact_id (str):

@@ -83,9 +83,11 @@ def _build_response(
 def sync_detailed(
     erasure_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErasureOut | ErrorOut]:
     """An erasure's progress, and what each webhook acknowledged
+
+     Requires scope `contacts:read`.
 
     Args:
         erasure_id (str):
@@ -112,9 +114,11 @@ def sync_detailed(
 def sync(
     erasure_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErasureOut | ErrorOut | None:
     """An erasure's progress, and what each webhook acknowledged
+
+     Requires scope `contacts:read`.
 
     Args:
         erasure_id (str):
@@ -136,9 +140,11 @@ def sync(
 async def asyncio_detailed(
     erasure_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErasureOut | ErrorOut]:
     """An erasure's progress, and what each webhook acknowledged
+
+     Requires scope `contacts:read`.
 
     Args:
         erasure_id (str):
@@ -163,9 +169,11 @@ async def asyncio_detailed(
 async def asyncio(
     erasure_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErasureOut | ErrorOut | None:
     """An erasure's progress, and what each webhook acknowledged
+
+     Requires scope `contacts:read`.
 
     Args:
         erasure_id (str):

@@ -146,7 +146,7 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -157,6 +157,8 @@ def sync_detailed(
     do_not_call: ListContactsDoNotCallType0 | None | Unset = UNSET,
 ) -> Response[ErrorOut | list[ContactOut]]:
     """List contacts, newest first
+
+     Requires scope `contacts:read`.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.
@@ -197,7 +199,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -208,6 +210,8 @@ def sync(
     do_not_call: ListContactsDoNotCallType0 | None | Unset = UNSET,
 ) -> ErrorOut | list[ContactOut] | None:
     """List contacts, newest first
+
+     Requires scope `contacts:read`.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.
@@ -243,7 +247,7 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -254,6 +258,8 @@ async def asyncio_detailed(
     do_not_call: ListContactsDoNotCallType0 | None | Unset = UNSET,
 ) -> Response[ErrorOut | list[ContactOut]]:
     """List contacts, newest first
+
+     Requires scope `contacts:read`.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.
@@ -292,7 +298,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -303,6 +309,8 @@ async def asyncio(
     do_not_call: ListContactsDoNotCallType0 | None | Unset = UNSET,
 ) -> ErrorOut | list[ContactOut] | None:
     """List contacts, newest first
+
+     Requires scope `contacts:read`.
 
     Args:
         limit (int | Unset): Page size, 1..100. Default: 50.

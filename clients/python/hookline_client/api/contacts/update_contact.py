@@ -107,10 +107,12 @@ def _build_response(
 def sync_detailed(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactUpdate,
 ) -> Response[ContactOut | ErrorOut]:
     """Update a contact with JSON merge-patch (fires contact.updated when changed)
+
+     Requires scope `contacts:write`.
 
     Args:
         contact_id (str):
@@ -140,10 +142,12 @@ def sync_detailed(
 def sync(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactUpdate,
 ) -> ContactOut | ErrorOut | None:
     """Update a contact with JSON merge-patch (fires contact.updated when changed)
+
+     Requires scope `contacts:write`.
 
     Args:
         contact_id (str):
@@ -168,10 +172,12 @@ def sync(
 async def asyncio_detailed(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactUpdate,
 ) -> Response[ContactOut | ErrorOut]:
     """Update a contact with JSON merge-patch (fires contact.updated when changed)
+
+     Requires scope `contacts:write`.
 
     Args:
         contact_id (str):
@@ -199,10 +205,12 @@ async def asyncio_detailed(
 async def asyncio(
     contact_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: ContactUpdate,
 ) -> ContactOut | ErrorOut | None:
     """Update a contact with JSON merge-patch (fires contact.updated when changed)
+
+     Requires scope `contacts:write`.
 
     Args:
         contact_id (str):

@@ -86,9 +86,11 @@ def sync_detailed(
     webhook_id: str,
     delivery_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[DeliveryDetailOut | ErrorOut]:
     """A delivery with every attempt (response bodies cut to 4 KiB)
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):
@@ -118,9 +120,11 @@ def sync(
     webhook_id: str,
     delivery_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> DeliveryDetailOut | ErrorOut | None:
     """A delivery with every attempt (response bodies cut to 4 KiB)
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):
@@ -145,9 +149,11 @@ async def asyncio_detailed(
     webhook_id: str,
     delivery_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[DeliveryDetailOut | ErrorOut]:
     """A delivery with every attempt (response bodies cut to 4 KiB)
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):
@@ -175,9 +181,11 @@ async def asyncio(
     webhook_id: str,
     delivery_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> DeliveryDetailOut | ErrorOut | None:
     """A delivery with every attempt (response bodies cut to 4 KiB)
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):

@@ -124,13 +124,15 @@ def _build_response(
 def sync_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
     status: ListDeliveriesStatusType0 | None | Unset = UNSET,
 ) -> Response[ErrorOut | list[DeliveryOut]]:
     """List a webhook's deliveries, newest first
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):
@@ -166,13 +168,15 @@ def sync_detailed(
 def sync(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
     status: ListDeliveriesStatusType0 | None | Unset = UNSET,
 ) -> ErrorOut | list[DeliveryOut] | None:
     """List a webhook's deliveries, newest first
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):
@@ -203,13 +207,15 @@ def sync(
 async def asyncio_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
     status: ListDeliveriesStatusType0 | None | Unset = UNSET,
 ) -> Response[ErrorOut | list[DeliveryOut]]:
     """List a webhook's deliveries, newest first
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):
@@ -243,13 +249,15 @@ async def asyncio_detailed(
 async def asyncio(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
     status: ListDeliveriesStatusType0 | None | Unset = UNSET,
 ) -> ErrorOut | list[DeliveryOut] | None:
     """List a webhook's deliveries, newest first
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):

@@ -97,10 +97,12 @@ def sync_detailed(
     webhook_id: str,
     delivery_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[DeliveryOut | ErrorOut]:
     """Send a delivery again now, whatever its state
+
+     Requires scope `webhooks:write`.
 
     Args:
         webhook_id (str):
@@ -132,10 +134,12 @@ def sync(
     webhook_id: str,
     delivery_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> DeliveryOut | ErrorOut | None:
     """Send a delivery again now, whatever its state
+
+     Requires scope `webhooks:write`.
 
     Args:
         webhook_id (str):
@@ -162,10 +166,12 @@ async def asyncio_detailed(
     webhook_id: str,
     delivery_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[DeliveryOut | ErrorOut]:
     """Send a delivery again now, whatever its state
+
+     Requires scope `webhooks:write`.
 
     Args:
         webhook_id (str):
@@ -195,10 +201,12 @@ async def asyncio(
     webhook_id: str,
     delivery_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> DeliveryOut | ErrorOut | None:
     """Send a delivery again now, whatever its state
+
+     Requires scope `webhooks:write`.
 
     Args:
         webhook_id (str):

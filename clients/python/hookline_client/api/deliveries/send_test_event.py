@@ -111,13 +111,15 @@ def _build_response(
 def sync_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SendTestEventTestEventRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ErrorOut | TestEventOut]:
     """Send a webhook.test event, or an example of any type, to this webhook alone
 
-     Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
+     Requires scope `webhooks:write`.
+
+    Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
     (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and
     whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with
     the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).
@@ -151,13 +153,15 @@ def sync_detailed(
 def sync(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SendTestEventTestEventRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> ErrorOut | TestEventOut | None:
     """Send a webhook.test event, or an example of any type, to this webhook alone
 
-     Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
+     Requires scope `webhooks:write`.
+
+    Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
     (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and
     whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with
     the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).
@@ -186,13 +190,15 @@ def sync(
 async def asyncio_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SendTestEventTestEventRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ErrorOut | TestEventOut]:
     """Send a webhook.test event, or an example of any type, to this webhook alone
 
-     Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
+     Requires scope `webhooks:write`.
+
+    Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
     (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and
     whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with
     the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).
@@ -224,13 +230,15 @@ async def asyncio_detailed(
 async def asyncio(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: SendTestEventTestEventRequest | Unset = UNSET,
     idempotency_key: str | Unset = UNSET,
 ) -> ErrorOut | TestEventOut | None:
     """Send a webhook.test event, or an example of any type, to this webhook alone
 
-     Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
+     Requires scope `webhooks:write`.
+
+    Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T
     (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and
     whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with
     the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).

@@ -83,11 +83,13 @@ def _build_response(
 def sync_detailed(
     event_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErrorOut | EventOut]:
     """Get an event
 
-     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
     and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
     Requires at least one of the three.
 
@@ -116,11 +118,13 @@ def sync_detailed(
 def sync(
     event_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErrorOut | EventOut | None:
     """Get an event
 
-     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
     and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
     Requires at least one of the three.
 
@@ -144,11 +148,13 @@ def sync(
 async def asyncio_detailed(
     event_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErrorOut | EventOut]:
     """Get an event
 
-     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
     and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
     Requires at least one of the three.
 
@@ -175,11 +181,13 @@ async def asyncio_detailed(
 async def asyncio(
     event_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErrorOut | EventOut | None:
     """Get an event
 
-     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
     and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
     Requires at least one of the three.
 

@@ -140,7 +140,7 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -151,7 +151,9 @@ def sync_detailed(
 ) -> Response[ErrorOut | list[EventOut]]:
     """List the account's events of the last 30 days, newest first
 
-     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
     and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
     Requires at least one of the three.
 
@@ -193,7 +195,7 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -204,7 +206,9 @@ def sync(
 ) -> ErrorOut | list[EventOut] | None:
     """List the account's events of the last 30 days, newest first
 
-     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
     and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
     Requires at least one of the three.
 
@@ -241,7 +245,7 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -252,7 +256,9 @@ async def asyncio_detailed(
 ) -> Response[ErrorOut | list[EventOut]]:
     """List the account's events of the last 30 days, newest first
 
-     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
     and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
     Requires at least one of the three.
 
@@ -292,7 +298,7 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     limit: int | Unset = 50,
     cursor: None | str | Unset = UNSET,
     offset: int | None | Unset = UNSET,
@@ -303,7 +309,9 @@ async def asyncio(
 ) -> ErrorOut | list[EventOut] | None:
     """List the account's events of the last 30 days, newest first
 
-     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified`
     and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`.
     Requires at least one of the three.
 

@@ -103,14 +103,16 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: None | str | Unset = UNSET,
     types: None | str | Unset = UNSET,
     last_event_id: None | str | Unset = UNSET,
 ) -> Response[Any | ErrorOut]:
     """Stream the account's events as Server-Sent Events
 
-     Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
     carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed
     after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the
     events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds
@@ -144,14 +146,16 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: None | str | Unset = UNSET,
     types: None | str | Unset = UNSET,
     last_event_id: None | str | Unset = UNSET,
 ) -> Any | ErrorOut | None:
     """Stream the account's events as Server-Sent Events
 
-     Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
     carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed
     after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the
     events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds
@@ -180,14 +184,16 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: None | str | Unset = UNSET,
     types: None | str | Unset = UNSET,
     last_event_id: None | str | Unset = UNSET,
 ) -> Response[Any | ErrorOut]:
     """Stream the account's events as Server-Sent Events
 
-     Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
     carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed
     after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the
     events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds
@@ -219,14 +225,16 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     after: None | str | Unset = UNSET,
     types: None | str | Unset = UNSET,
     last_event_id: None | str | Unset = UNSET,
 ) -> Any | ErrorOut | None:
     """Stream the account's events as Server-Sent Events
 
-     Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
+     Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+
+    Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery
     carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed
     after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the
     events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds

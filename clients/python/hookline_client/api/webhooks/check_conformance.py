@@ -94,12 +94,14 @@ def _build_response(
 def sync_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ConformanceOut | ErrorOut]:
     """Check the receiver: does it verify signatures, timestamps and bodies?
 
-     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
+     Requires scope `webhooks:write`.
+
+    Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
     `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each
     expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries
     and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count
@@ -133,12 +135,14 @@ def sync_detailed(
 def sync(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> ConformanceOut | ErrorOut | None:
     """Check the receiver: does it verify signatures, timestamps and bodies?
 
-     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
+     Requires scope `webhooks:write`.
+
+    Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
     `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each
     expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries
     and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count
@@ -167,12 +171,14 @@ def sync(
 async def asyncio_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ConformanceOut | ErrorOut]:
     """Check the receiver: does it verify signatures, timestamps and bodies?
 
-     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
+     Requires scope `webhooks:write`.
+
+    Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
     `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each
     expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries
     and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count
@@ -204,12 +210,14 @@ async def asyncio_detailed(
 async def asyncio(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> ConformanceOut | ErrorOut | None:
     """Check the receiver: does it verify signatures, timestamps and bodies?
 
-     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
+     Requires scope `webhooks:write`.
+
+    Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
     `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each
     expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries
     and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count

@@ -105,13 +105,15 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: WebhookCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ErrorOut | WebhookOut]:
     """Create a webhook subscription
 
-     The response carries the full signing `secret`: store it now, it is shown in full only here and on
+     Requires scope `webhooks:write`.
+
+    The response carries the full signing `secret`: store it now, it is shown in full only here and on
     rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
     must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
     account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must
@@ -143,13 +145,15 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: WebhookCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> ErrorOut | WebhookOut | None:
     """Create a webhook subscription
 
-     The response carries the full signing `secret`: store it now, it is shown in full only here and on
+     Requires scope `webhooks:write`.
+
+    The response carries the full signing `secret`: store it now, it is shown in full only here and on
     rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
     must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
     account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must
@@ -176,13 +180,15 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: WebhookCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ErrorOut | WebhookOut]:
     """Create a webhook subscription
 
-     The response carries the full signing `secret`: store it now, it is shown in full only here and on
+     Requires scope `webhooks:write`.
+
+    The response carries the full signing `secret`: store it now, it is shown in full only here and on
     rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
     must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
     account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must
@@ -212,13 +218,15 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: WebhookCreate,
     idempotency_key: str | Unset = UNSET,
 ) -> ErrorOut | WebhookOut | None:
     """Create a webhook subscription
 
-     The response carries the full signing `secret`: store it now, it is shown in full only here and on
+     Requires scope `webhooks:write`.
+
+    The response carries the full signing `secret`: store it now, it is shown in full only here and on
     rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url`
     must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An
     account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must

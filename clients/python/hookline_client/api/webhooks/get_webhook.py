@@ -83,9 +83,11 @@ def _build_response(
 def sync_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErrorOut | WebhookOut]:
     """Get a webhook subscription (secret masked)
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):
@@ -112,9 +114,11 @@ def sync_detailed(
 def sync(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErrorOut | WebhookOut | None:
     """Get a webhook subscription (secret masked)
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):
@@ -136,9 +140,11 @@ def sync(
 async def asyncio_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErrorOut | WebhookOut]:
     """Get a webhook subscription (secret masked)
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):
@@ -163,9 +169,11 @@ async def asyncio_detailed(
 async def asyncio(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErrorOut | WebhookOut | None:
     """Get a webhook subscription (secret masked)
+
+     Requires scope `webhooks:read`.
 
     Args:
         webhook_id (str):

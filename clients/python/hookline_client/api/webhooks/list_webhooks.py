@@ -77,11 +77,13 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErrorOut | list[WebhookOut]]:
     """List every webhook subscription of the account (secrets masked)
 
-     Not paginated: an account has at most 100 webhooks.
+     Requires scope `webhooks:read`.
+
+    Not paginated: an account has at most 100 webhooks.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -102,11 +104,13 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErrorOut | list[WebhookOut] | None:
     """List every webhook subscription of the account (secrets masked)
 
-     Not paginated: an account has at most 100 webhooks.
+     Requires scope `webhooks:read`.
+
+    Not paginated: an account has at most 100 webhooks.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -123,11 +127,13 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErrorOut | list[WebhookOut]]:
     """List every webhook subscription of the account (secrets masked)
 
-     Not paginated: an account has at most 100 webhooks.
+     Requires scope `webhooks:read`.
+
+    Not paginated: an account has at most 100 webhooks.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -146,11 +152,13 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErrorOut | list[WebhookOut] | None:
     """List every webhook subscription of the account (secrets masked)
 
-     Not paginated: an account has at most 100 webhooks.
+     Requires scope `webhooks:read`.
+
+    Not paginated: an account has at most 100 webhooks.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.

@@ -121,13 +121,15 @@ def _build_response(
 def sync_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: RecoverIn,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ErrorOut | RecoverCountOut | RecoverOut]:
     """Send again what a webhook missed in a window of time
 
-     For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
+     Requires scope `webhooks:write`.
+
+    For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
     before the webhook was created): every failed or cancelled delivery is scheduled again (same
     `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it
     gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing
@@ -165,13 +167,15 @@ def sync_detailed(
 def sync(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: RecoverIn,
     idempotency_key: str | Unset = UNSET,
 ) -> ErrorOut | RecoverCountOut | RecoverOut | None:
     """Send again what a webhook missed in a window of time
 
-     For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
+     Requires scope `webhooks:write`.
+
+    For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
     before the webhook was created): every failed or cancelled delivery is scheduled again (same
     `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it
     gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing
@@ -204,13 +208,15 @@ def sync(
 async def asyncio_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: RecoverIn,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ErrorOut | RecoverCountOut | RecoverOut]:
     """Send again what a webhook missed in a window of time
 
-     For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
+     Requires scope `webhooks:write`.
+
+    For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
     before the webhook was created): every failed or cancelled delivery is scheduled again (same
     `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it
     gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing
@@ -246,13 +252,15 @@ async def asyncio_detailed(
 async def asyncio(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: RecoverIn,
     idempotency_key: str | Unset = UNSET,
 ) -> ErrorOut | RecoverCountOut | RecoverOut | None:
     """Send again what a webhook missed in a window of time
 
-     For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
+     Requires scope `webhooks:write`.
+
+    For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never
     before the webhook was created): every failed or cancelled delivery is scheduled again (same
     `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it
     gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing

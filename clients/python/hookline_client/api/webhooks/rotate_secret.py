@@ -94,12 +94,14 @@ def _build_response(
 def sync_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ErrorOut | WebhookSecretOut]:
     """Rotate the signing secret
 
-     Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
+     Requires scope `webhooks:write`.
+
+    Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
     hours deliveries are signed with both the old and the new secret or key, so receivers can switch
     without dropping any.
 
@@ -130,12 +132,14 @@ def sync_detailed(
 def sync(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> ErrorOut | WebhookSecretOut | None:
     """Rotate the signing secret
 
-     Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
+     Requires scope `webhooks:write`.
+
+    Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
     hours deliveries are signed with both the old and the new secret or key, so receivers can switch
     without dropping any.
 
@@ -161,12 +165,14 @@ def sync(
 async def asyncio_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> Response[ErrorOut | WebhookSecretOut]:
     """Rotate the signing secret
 
-     Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
+     Requires scope `webhooks:write`.
+
+    Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
     hours deliveries are signed with both the old and the new secret or key, so receivers can switch
     without dropping any.
 
@@ -195,12 +201,14 @@ async def asyncio_detailed(
 async def asyncio(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     idempotency_key: str | Unset = UNSET,
 ) -> ErrorOut | WebhookSecretOut | None:
     """Rotate the signing secret
 
-     Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
+     Requires scope `webhooks:write`.
+
+    Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24
     hours deliveries are signed with both the old and the new secret or key, so receivers can switch
     without dropping any.
 

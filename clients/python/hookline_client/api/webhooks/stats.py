@@ -110,13 +110,15 @@ def _build_response(
 def sync_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     since: datetime.datetime | None | Unset = UNSET,
     until: datetime.datetime | None | Unset = UNSET,
 ) -> Response[ErrorOut | StatsOut]:
     """Delivery statistics of a webhook over a window (default: the last 24 hours)
 
-     `attempts`, `succeeded` and `failed` count attempts started in [`since`, `until`); latency
+     Requires scope `webhooks:read`.
+
+    `attempts`, `succeeded` and `failed` count attempts started in [`since`, `until`); latency
     percentiles come from a histogram with 5% bins (exact below 32 ms). `pending` counts deliveries
     waiting now.
 
@@ -149,13 +151,15 @@ def sync_detailed(
 def sync(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     since: datetime.datetime | None | Unset = UNSET,
     until: datetime.datetime | None | Unset = UNSET,
 ) -> ErrorOut | StatsOut | None:
     """Delivery statistics of a webhook over a window (default: the last 24 hours)
 
-     `attempts`, `succeeded` and `failed` count attempts started in [`since`, `until`); latency
+     Requires scope `webhooks:read`.
+
+    `attempts`, `succeeded` and `failed` count attempts started in [`since`, `until`); latency
     percentiles come from a histogram with 5% bins (exact below 32 ms). `pending` counts deliveries
     waiting now.
 
@@ -183,13 +187,15 @@ def sync(
 async def asyncio_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     since: datetime.datetime | None | Unset = UNSET,
     until: datetime.datetime | None | Unset = UNSET,
 ) -> Response[ErrorOut | StatsOut]:
     """Delivery statistics of a webhook over a window (default: the last 24 hours)
 
-     `attempts`, `succeeded` and `failed` count attempts started in [`since`, `until`); latency
+     Requires scope `webhooks:read`.
+
+    `attempts`, `succeeded` and `failed` count attempts started in [`since`, `until`); latency
     percentiles come from a histogram with 5% bins (exact below 32 ms). `pending` counts deliveries
     waiting now.
 
@@ -220,13 +226,15 @@ async def asyncio_detailed(
 async def asyncio(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     since: datetime.datetime | None | Unset = UNSET,
     until: datetime.datetime | None | Unset = UNSET,
 ) -> ErrorOut | StatsOut | None:
     """Delivery statistics of a webhook over a window (default: the last 24 hours)
 
-     `attempts`, `succeeded` and `failed` count attempts started in [`since`, `until`); latency
+     Requires scope `webhooks:read`.
+
+    `attempts`, `succeeded` and `failed` count attempts started in [`since`, `until`); latency
     percentiles come from a histogram with 5% bins (exact below 32 ms). `pending` counts deliveries
     waiting now.
 

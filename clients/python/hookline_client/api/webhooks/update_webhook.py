@@ -107,12 +107,14 @@ def _build_response(
 def sync_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: WebhookUpdate,
 ) -> Response[ErrorOut | WebhookOut]:
     """Update a webhook subscription (secret masked)
 
-     Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
+     Requires scope `webhooks:write`.
+
+    Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
     also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
     it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
@@ -148,12 +150,14 @@ def sync_detailed(
 def sync(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: WebhookUpdate,
 ) -> ErrorOut | WebhookOut | None:
     """Update a webhook subscription (secret masked)
 
-     Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
+     Requires scope `webhooks:write`.
+
+    Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
     also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
     it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
@@ -184,12 +188,14 @@ def sync(
 async def asyncio_detailed(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: WebhookUpdate,
 ) -> Response[ErrorOut | WebhookOut]:
     """Update a webhook subscription (secret masked)
 
-     Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
+     Requires scope `webhooks:write`.
+
+    Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
     also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
     it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
@@ -223,12 +229,14 @@ async def asyncio_detailed(
 async def asyncio(
     webhook_id: str,
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
     body: WebhookUpdate,
 ) -> ErrorOut | WebhookOut | None:
     """Update a webhook subscription (secret masked)
 
-     Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
+     Requires scope `webhooks:write`.
+
+    Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges:
     `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true
     also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside
     it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the
