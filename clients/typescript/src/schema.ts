@@ -47,7 +47,7 @@ export interface paths {
         };
         /**
          * The key's account and its settings
-         * @description Any valid key of the account may read it.
+         * @description Requires an API key (any scope).
          */
         get: operations["get_account"];
         put?: never;
@@ -57,7 +57,9 @@ export interface paths {
         head?: never;
         /**
          * Change the account's settings
-         * @description Needs `calls:write`. Absent fields are unchanged; `null` is refused. A new `max_call_seconds` applies to calls started after the change.
+         * @description Requires scope `calls:write`.
+         *
+         *     Absent fields are unchanged; `null` is refused. A new `max_call_seconds` applies to calls started after the change.
          */
         patch: operations["update_account"];
         trace?: never;
@@ -71,12 +73,16 @@ export interface paths {
         };
         /**
          * The account's call analysis schema (the current version, or `version`)
-         * @description Every field is null while the account has no schema. A `version` the account never had is a 404.
+         * @description Requires scope `calls:read`.
+         *
+         *     Every field is null while the account has no schema. A `version` the account never had is a 404.
          */
         get: operations["get_call_analysis_schema"];
         /**
          * Set the account's call analysis schema (a new version)
-         * @description The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a 422 naming the keyword). Outcomes recorded before keep the version they were validated against.
+         * @description Requires scope `calls:write`.
+         *
+         *     The body is the JSON Schema itself, in the subset described in docs/webhooks.md (anything else is a 422 naming the keyword). Outcomes recorded before keep the version they were validated against.
          */
         put: operations["put_call_analysis_schema"];
         post?: never;
@@ -93,12 +99,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List calls, newest first */
+        /**
+         * List calls, newest first
+         * @description Requires scope `calls:read`.
+         */
         get: operations["list_calls"];
         put?: never;
         /**
          * Start a call (fires call.started)
-         * @description Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact marked `do_not_call` is refused: 409 `do_not_call`.
+         * @description Requires scope `calls:write`.
+         *
+         *     Without `contact_id`, the call is linked to the account's contact with `customer_phone_number`, if one exists. A `contact_id` that is not one of the account's contacts is a 422. A call for a contact marked `do_not_call` is refused: 409 `do_not_call`.
          */
         post: operations["create_call"];
         delete?: never;
@@ -114,7 +125,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a call */
+        /**
+         * Get a call
+         * @description Requires scope `calls:read`.
+         */
         get: operations["get_call"];
         put?: never;
         post?: never;
@@ -135,7 +149,9 @@ export interface paths {
         put?: never;
         /**
          * Record a call's structured outcome (fires call.analyzed)
-         * @description The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call analysis schema (422 naming each field's path). It is stored as `analysis.outcome` with `analysis.outcome_schema_version`. A 409 while the call is in progress, when the server ended it (`timed-out`), or when it has an outcome already.
+         * @description Requires scope `calls:write`.
+         *
+         *     The body is the outcome object itself (e.g. `{"budget": 5}`), validated against the account's call analysis schema (422 naming each field's path). It is stored as `analysis.outcome` with `analysis.outcome_schema_version`. A 409 while the call is in progress, when the server ended it (`timed-out`), or when it has an outcome already.
          */
         post: operations["analyze_call"];
         delete?: never;
@@ -155,7 +171,9 @@ export interface paths {
         put?: never;
         /**
          * Complete a call (fires call.completed)
-         * @description Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, rounded down), and stores the optional `analysis`. In the same transaction as `call.completed`, `analysis.lead_qualification == "qualified"` fires `lead.qualified` and `analysis.appointment_booked == true` fires `appointment.booked`. Completing a call that already ended is a 409.
+         * @description Requires scope `calls:write`.
+         *
+         *     Sets `call_ended_at` (default now) and `duration_seconds` (whole seconds, rounded down), and stores the optional `analysis`. In the same transaction as `call.completed`, `analysis.lead_qualification == "qualified"` fires `lead.qualified` and `analysis.appointment_booked == true` fires `appointment.booked`. Completing a call that already ended is a 409.
          */
         post: operations["complete_call"];
         delete?: never;
@@ -171,10 +189,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List contacts, newest first */
+        /**
+         * List contacts, newest first
+         * @description Requires scope `contacts:read`.
+         */
         get: operations["list_contacts"];
         put?: never;
-        /** Create a contact (fires contact.created) */
+        /**
+         * Create a contact (fires contact.created)
+         * @description Requires scope `contacts:write`.
+         */
         post: operations["create_contact"];
         delete?: never;
         options?: never;
@@ -193,7 +217,9 @@ export interface paths {
         put?: never;
         /**
          * Create or update up to 1,000 contacts, matched by phone number or email
-         * @description Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change: no event) or `refused` (with `error` naming the field, as a 422 would). A row whose `match_on` field is missing, or matches several contacts, is refused. Rows are written in transactions of at most 25: each batch is atomic, the request is not, and sending the same rows again is safe (they come back `unchanged`). The body may be up to 2 MiB.
+         * @description Requires scope `contacts:write`.
+         *
+         *     Each row gets a result in `results`, in order: `created`, `updated`, `unchanged` (nothing to change: no event) or `refused` (with `error` naming the field, as a 422 would). A row whose `match_on` field is missing, or matches several contacts, is refused. Rows are written in transactions of at most 25: each batch is atomic, the request is not, and sending the same rows again is safe (they come back `unchanged`). The body may be up to 2 MiB.
          */
         post: operations["bulk_upsert_contacts"];
         delete?: never;
@@ -211,7 +237,9 @@ export interface paths {
         };
         /**
          * Every contact of the account as CSV, newest first
-         * @description A header row, then one row per contact with the contact object's fields as columns: `tags` joined with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`, `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read `'+14155552671`. Streamed as it is read, page by page.
+         * @description Requires scope `contacts:read`.
+         *
+         *     A header row, then one row per contact with the contact object's fields as columns: `tags` joined with `;`, booleans `true`/`false`, null as an empty cell. A cell that starts with `=`, `+`, `-`, `@`, tab or CR gets a leading `'` (OWASP's CSV injection rule), so phone numbers read `'+14155552671`. Streamed as it is read, page by page.
          */
         get: operations["export_contacts"];
         put?: never;
@@ -229,15 +257,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a contact */
+        /**
+         * Get a contact
+         * @description Requires scope `contacts:read`.
+         */
         get: operations["get_contact"];
         put?: never;
         post?: never;
-        /** Delete a contact (fires contact.deleted) */
+        /**
+         * Delete a contact (fires contact.deleted)
+         * @description Requires scope `contacts:write`.
+         */
         delete: operations["delete_contact"];
         options?: never;
         head?: never;
-        /** Update a contact with JSON merge-patch (fires contact.updated when changed) */
+        /**
+         * Update a contact with JSON merge-patch (fires contact.updated when changed)
+         * @description Requires scope `contacts:write`.
+         */
         patch: operations["update_contact"];
         trace?: never;
     };
@@ -252,7 +289,9 @@ export interface paths {
         put?: never;
         /**
          * Erase a contact and its data everywhere (fires contact.erased when done)
-         * @description Deletes the contact at once; a background job then removes its data from its calls, every event and delivery attempt about it and stored idempotent responses, and sends `contact.erased` to each webhook that received any of it. Erasing again answers the same erasure. A contact deleted earlier can still be erased.
+         * @description Requires scope `contacts:write`.
+         *
+         *     Deletes the contact at once; a background job then removes its data from its calls, every event and delivery attempt about it and stored idempotent responses, and sends `contact.erased` to each webhook that received any of it. Erasing again answers the same erasure. A contact deleted earlier can still be erased.
          */
         post: operations["erase_contact"];
         delete?: never;
@@ -268,7 +307,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An erasure's progress, and what each webhook acknowledged */
+        /**
+         * An erasure's progress, and what each webhook acknowledged
+         * @description Requires scope `contacts:read`.
+         */
         get: operations["get_erasure"];
         put?: never;
         post?: never;
@@ -287,7 +329,9 @@ export interface paths {
         };
         /**
          * The event types and the JSON Schema (2020-12) of each one's delivered body
-         * @description Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`. Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The same bodies are in this document's `webhooks`; here, the bodies that carry a call describe `data.analysis.outcome` by the account's current call analysis schema.
+         * @description Requires an API key (any scope).
+         *
+         *     Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`. Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The same bodies are in this document's `webhooks`; here, the bodies that carry a call describe `data.analysis.outcome` by the account's current call analysis schema.
          */
         get: operations["list_event_types"];
         put?: never;
@@ -307,7 +351,9 @@ export interface paths {
         };
         /**
          * List the account's events of the last 30 days, newest first
-         * @description Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified` and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`. Requires at least one of the three.
+         * @description Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+         *
+         *     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified` and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`. Requires at least one of the three.
          */
         get: operations["list_events"];
         put?: never;
@@ -327,7 +373,9 @@ export interface paths {
         };
         /**
          * Stream the account's events as Server-Sent Events
-         * @description Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds at most `HOOKLINE_STREAMS_PER_KEY` streams at once (429 past it); revoking the key ends them.
+         * @description Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+         *
+         *     Each message: `id:` the event id, `event:` the type, `data:` the body exactly as a webhook delivery carries it. Without `Last-Event-ID` or `after`, from now on; with either, every event committed after that one, in commit order, nothing skipped. A comment line at least every 15 s. Shows the events the key may read (as `GET /v1/events`); `types` naming one it may not is a 403. A key holds at most `HOOKLINE_STREAMS_PER_KEY` streams at once (429 past it); revoking the key ends them.
          */
         get: operations["stream_events"];
         put?: never;
@@ -347,7 +395,9 @@ export interface paths {
         };
         /**
          * Get an event
-         * @description Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified` and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`. Requires at least one of the three.
+         * @description Requires one of the scopes `contacts:read`, `calls:read`, `webhooks:read`.
+         *
+         *     Shows only the events the key may read: `contact.*` with `contacts:read`; `call.*`, `lead.qualified` and `appointment.booked` with `calls:read`; `webhook.*` and `delivery.*` with `webhooks:read`. Requires at least one of the three.
          */
         get: operations["get_event"];
         put?: never;
@@ -367,13 +417,17 @@ export interface paths {
         };
         /**
          * List every webhook subscription of the account (secrets masked)
-         * @description Not paginated: an account has at most 100 webhooks.
+         * @description Requires scope `webhooks:read`.
+         *
+         *     Not paginated: an account has at most 100 webhooks.
          */
         get: operations["list_webhooks"];
         put?: never;
         /**
          * Create a webhook subscription
-         * @description The response carries the full signing `secret`: store it now, it is shown in full only here and on rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url` must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must be a field of a subscribed type's body (422 naming `redact`).
+         * @description Requires scope `webhooks:write`.
+         *
+         *     The response carries the full signing `secret`: store it now, it is shown in full only here and on rotation. With `signing: ed25519` it carries the `public_key` instead (and `secret` is null). `url` must reach a public address (422 otherwise); so must an OAuth2 `auth.token_url`, over https. An account may have at most 100 webhooks (`HOOKLINE_MAX_WEBHOOKS_PER_ACCOUNT`). Each `redact` path must be a field of a subscribed type's body (422 naming `redact`).
          */
         post: operations["create_webhook"];
         delete?: never;
@@ -389,17 +443,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook subscription (secret masked) */
+        /**
+         * Get a webhook subscription (secret masked)
+         * @description Requires scope `webhooks:read`.
+         */
         get: operations["get_webhook"];
         put?: never;
         post?: never;
-        /** Delete a webhook subscription (no delivery to it starts afterwards) */
+        /**
+         * Delete a webhook subscription (no delivery to it starts afterwards)
+         * @description Requires scope `webhooks:write`.
+         */
         delete: operations["delete_webhook"];
         options?: never;
         head?: never;
         /**
          * Update a webhook subscription (secret masked)
-         * @description Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges: `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the current one; with the same type, a secret sent as "********" keeps the stored one. `redact` is checked against the subscribed types after the change (new `events` too).
+         * @description Requires scope `webhooks:write`.
+         *
+         *     Absent fields are kept; `name`, `filter` and `rate_limit` take null to clear. `headers` merges: `{"X-Key": null}` removes that header, names match case-insensitively. Setting `is_active` to true also clears `disabled_reason`. A new `signing` starts a new key or secret (the old one signs beside it for 24 hours; a switch to hmac returns the new `secret` in full, this once). `auth` replaces the current one; with the same type, a secret sent as "********" keeps the stored one. `redact` is checked against the subscribed types after the change (new `events` too).
          */
         patch: operations["update_webhook"];
         trace?: never;
@@ -415,7 +477,9 @@ export interface paths {
         put?: never;
         /**
          * Check the receiver: does it verify signatures, timestamps and bodies?
-         * @description Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply): `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has no room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
+         * @description Requires scope `webhooks:write`.
+         *
+         *     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply): `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has no room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
          */
         post: operations["check_conformance"];
         delete?: never;
@@ -431,7 +495,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List a webhook's deliveries, newest first */
+        /**
+         * List a webhook's deliveries, newest first
+         * @description Requires scope `webhooks:read`.
+         */
         get: operations["list_deliveries"];
         put?: never;
         post?: never;
@@ -448,7 +515,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A delivery with every attempt (response bodies cut to 4 KiB) */
+        /**
+         * A delivery with every attempt (response bodies cut to 4 KiB)
+         * @description Requires scope `webhooks:read`.
+         */
         get: operations["get_delivery"];
         put?: never;
         post?: never;
@@ -467,7 +537,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a delivery again now, whatever its state */
+        /**
+         * Send a delivery again now, whatever its state
+         * @description Requires scope `webhooks:write`.
+         */
         post: operations["retry_delivery"];
         delete?: never;
         options?: never;
@@ -486,7 +559,9 @@ export interface paths {
         put?: never;
         /**
          * Send again what a webhook missed in a window of time
-         * @description For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never before the webhook was created): every failed or cancelled delivery is scheduled again (same `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing new. The webhook must be active (409 otherwise). Large windows are processed in batches; the answer comes when every delivery is queued. Narrow it with `event_types`, `object_id` and `statuses` (`succeeded` replays what was delivered); `backfill` lets the window reach before the webhook existed; `dry_run` answers 200 with the count and queues nothing.
+         * @description Requires scope `webhooks:write`.
+         *
+         *     For events created in [`since`, `until`] (`until` defaults to now; `since` within retention; never before the webhook was created): every failed or cancelled delivery is scheduled again (same `webhook-id`), and every event of a type the webhook subscribes to now that has no delivery to it gets one. Nothing that succeeded or is pending is touched, so a second identical call queues nothing new. The webhook must be active (409 otherwise). Large windows are processed in batches; the answer comes when every delivery is queued. Narrow it with `event_types`, `object_id` and `statuses` (`succeeded` replays what was delivered); `backfill` lets the window reach before the webhook existed; `dry_run` answers 200 with the count and queues nothing.
          */
         post: operations["recover"];
         delete?: never;
@@ -506,7 +581,9 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24 hours deliveries are signed with both the old and the new secret or key, so receivers can switch without dropping any.
+         * @description Requires scope `webhooks:write`.
+         *
+         *     Returns the new secret in full (an Ed25519 webhook: its new `public_key`, and `secret` null). For 24 hours deliveries are signed with both the old and the new secret or key, so receivers can switch without dropping any.
          */
         post: operations["rotate_secret"];
         delete?: never;
@@ -524,7 +601,9 @@ export interface paths {
         };
         /**
          * Delivery statistics of a webhook over a window (default: the last 24 hours)
-         * @description `attempts`, `succeeded` and `failed` count attempts started in [`since`, `until`); latency percentiles come from a histogram with 5% bins (exact below 32 ms). `pending` counts deliveries waiting now.
+         * @description Requires scope `webhooks:read`.
+         *
+         *     `attempts`, `succeeded` and `failed` count attempts started in [`since`, `until`); latency percentiles come from a histogram with 5% bins (exact below 32 ms). `pending` counts deliveries waiting now.
          */
         get: operations["stats"];
         put?: never;
@@ -546,7 +625,9 @@ export interface paths {
         put?: never;
         /**
          * Send a webhook.test event, or an example of any type, to this webhook alone
-         * @description Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).
+         * @description Requires scope `webhooks:write`.
+         *
+         *     Without a body, a `webhook.test` event. With `{"event_type": T}`, an example event of type T (example data from `GET /v1/event-types`, a real signature), whatever the webhook subscribes to and whatever its filter says. A test send counts against the webhook's `rate_limit` when asked for: with the window used up, 429 `rate_limited` with `Retry-After` (seconds until it has room).
          */
         post: operations["send_test_event"];
         delete?: never;

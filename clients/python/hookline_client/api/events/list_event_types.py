@@ -72,11 +72,13 @@ def _build_response(
 
 def sync_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErrorOut | list[EventTypeDoc]]:
     """The event types and the JSON Schema (2020-12) of each one's delivered body
 
-     Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
+     Requires an API key (any scope).
+
+    Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
     Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The
     same bodies are in this document's `webhooks`; here, the bodies that carry a call describe
     `data.analysis.outcome` by the account's current call analysis schema.
@@ -100,11 +102,13 @@ def sync_detailed(
 
 def sync(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErrorOut | list[EventTypeDoc] | None:
     """The event types and the JSON Schema (2020-12) of each one's delivered body
 
-     Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
+     Requires an API key (any scope).
+
+    Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
     Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The
     same bodies are in this document's `webhooks`; here, the bodies that carry a call describe
     `data.analysis.outcome` by the account's current call analysis schema.
@@ -124,11 +128,13 @@ def sync(
 
 async def asyncio_detailed(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> Response[ErrorOut | list[EventTypeDoc]]:
     """The event types and the JSON Schema (2020-12) of each one's delivered body
 
-     Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
+     Requires an API key (any scope).
+
+    Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
     Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The
     same bodies are in this document's `webhooks`; here, the bodies that carry a call describe
     `data.analysis.outcome` by the account's current call analysis schema.
@@ -150,11 +156,13 @@ async def asyncio_detailed(
 
 async def asyncio(
     *,
-    client: AuthenticatedClient | Client,
+    client: AuthenticatedClient,
 ) -> ErrorOut | list[EventTypeDoc] | None:
     """The event types and the JSON Schema (2020-12) of each one's delivered body
 
-     Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
+     Requires an API key (any scope).
+
+    Every type a webhook may receive: the subscribable ones, `webhook.test` and `webhook.conformance`.
     Any valid key may read it. `thin_schema` is the body a webhook with `payload: "thin"` receives. The
     same bodies are in this document's `webhooks`; here, the bodies that carry a call describe
     `data.analysis.outcome` by the account's current call analysis schema.
