@@ -268,7 +268,8 @@ async def test_unknown_query_parameters_are_a_422_naming_each(
 ) -> None:
     ids = await _ids(client, account)
     for method, template in _v1_routes(app):
-        path = _fill(template, {**ids, "delivery_id": "dlv_" + "0" * 32, "event_id": "evt_x"})
+        unknown = {"delivery_id": "dlv_" + "0" * 32, "event_id": "evt_x", "erasure_id": "er_x"}
+        path = _fill(template, {**ids, **unknown})
         response = await client.request(
             method,
             path,
@@ -347,6 +348,7 @@ async def test_a_405_lists_every_method_of_its_path(
         "webhook_id": "x",
         "delivery_id": "x",
         "event_id": "x",
+        "erasure_id": "x",
     }
     by_path: dict[str, set[str]] = {}
     for method, template in _v1_routes(app):

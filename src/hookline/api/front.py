@@ -45,7 +45,13 @@ from hookline.api.deps import Services, is_json_media
 from hookline.api.errors import error_for_unexpected, error_json
 from hookline.api.protocol import MAX_HEAD_BYTES, head_bytes, head_too_large
 from hookline.api.routing import DirectRoute
-from hookline.errors import ApiError, BadRequest, PayloadTooLarge, ValidationFailed
+from hookline.errors import (
+    ApiError,
+    BadRequest,
+    MethodNotAllowed,
+    PayloadTooLarge,
+    ValidationFailed,
+)
 from hookline.guards.ratelimit import (
     STATE_KEY,
     RateLimiter,
@@ -87,6 +93,19 @@ class FrontDoor(FastAPI):
         scope["app"] = self
         await _Exchange(self, scope, receive, send).run()
 
+    def literal_refusal(self, scope: Scope) -> MethodNotAllowed | None:
+        """A 405 for a method no route serves at a literal path (``/v1/contacts/bulk``), which
+        a parameter (``/v1/contacts/{contact_id}``) would otherwise take: a literal segment
+        beats a parameter."""
+        if self._routes is None:
+            self._routes = _Routes(self.router.routes)
+        allowed = self._routes.literal_methods(scope["path"])
+        if allowed is None or scope["method"] in allowed:
+            return None
+        error = MethodNotAllowed(f"{scope['method']} is not allowed on {scope['path']}.")
+        error.headers["Allow"] = ", ".join(m for m in _METHODS if m in allowed)
+        return error
+
     def route_of(self, scope: Scope) -> DirectRoute | None:
         """The route FastAPI's router would run, if it is an API route (its scope filled in)."""
         if self._routes is None:  # made on the first request: every route is declared by then
@@ -115,6 +134,9 @@ _Matcher = Callable[[Scope], tuple[Match, Scope]]
 _Entry = tuple[str, bool, _Matcher, "DirectRoute | None"]
 
 
+_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+
+
 class _Routes:
     """The app's routes in FastAPI's order, each with the literal start of its path, kept by
     the first two segments of the paths they can match (``_bucket``), so that a request's path
@@ -122,11 +144,14 @@ class _Routes:
 
     def __init__(self, routes: list[BaseRoute]) -> None:
         self._entries: list[_Entry] = []
+        self._literal: dict[str, set[str]] = {}
         keys: list[str | None] = []
         for matcher, route in _in_order(routes):
             template = str(getattr(matcher, "path_format", ""))
             literal = template.split("{", 1)[0]
             exact = isinstance(matcher, Route) and "{" not in template
+            if exact and template.startswith("/v1/"):
+                self._literal.setdefault(template, set()).update(matcher.methods or ())
             self._entries.append((literal, exact, matcher.matches, route))
             keys.append(_bucket_of(matcher, template, literal))
         self._anywhere = [e for e, key in zip(self._entries, keys, strict=True) if key is None]
@@ -135,6 +160,10 @@ class _Routes:
             self._buckets[str(key)] = [
                 e for e, own in zip(self._entries, keys, strict=True) if own in (key, None)
             ]
+
+    def literal_methods(self, path: str) -> set[str] | None:
+        """The methods the API's routes of literal path ``path`` serve; None if none has it."""
+        return self._literal.get(path)
 
     def match(self, scope: Scope) -> DirectRoute | None:
         """The first route that matches in full, if it is an API route (the scope then filled
@@ -329,6 +358,10 @@ class _Exchange:
     async def _serve(self) -> None:
         scope = self.scope
         try:
+            literal_refusal = self.door.literal_refusal(scope)
+            if literal_refusal is not None:
+                await self._respond(error_json(literal_refusal, self.request_id))
+                return
             self.route = route = self.door.route_of(scope)
             refusal = self._refusal_of_head()
             if refusal is not None:
