@@ -297,7 +297,11 @@ async def test_two_processes_sweeping_end_each_overdue_call_once(
     """Each of the two processes runs the sweeper every fraction of a second on the same
     database: every overdue call ends as ``timed-out`` with one ``call.completed``, which the
     receiver gets once (by event id and by call id)."""
-    env = {**_env(backend_name, tmp_path, request), "HOOKLINE_CALL_SWEEP_SECONDS": "0.2"}
+    env = {
+        **_env(backend_name, tmp_path, request),
+        "HOOKLINE_CALL_SWEEP_SECONDS": "0.2",
+        "HOOKLINE_RATE_LIMIT": "1000000/second",
+    }
     async with (
         Receiver() as receiver,
         async_running_server(env, worker=True, args=TWO) as server,
@@ -330,6 +334,7 @@ async def test_two_processes_sweeping_end_each_overdue_call_once(
                 lambda: collect_pages(client, deliveries + "&status=succeeded", {}),
                 lambda found: len(found[0]) == OVERDUE_CALLS,
                 within=30,
+                interval=0.2,
                 what="every delivery succeeded",
             )
             events, _ = await collect_pages(client, "/v1/events?type=call.completed&limit=100", {})
