@@ -13,9 +13,11 @@ import os
 import re
 import signal
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +25,9 @@ import httpx
 import pytest
 
 from hookline.supervisor import NOT_STARTED, RESTART_LIMIT, Supervisor
+from hookline.timeutil import iso, utcnow
 from tests.conftest import TEST_SECRET_KEY, make_database_url
+from tests.support.api import collect_pages
 from tests.support.rawhttp import raw_connection
 from tests.support.receiver import Receiver
 from tests.support.server import (
@@ -281,3 +285,64 @@ def test_processes_that_keep_dying_stop_the_supervisor_with_an_error() -> None:
     supervisor = Supervisor(1, lambda _slot: 1, stop_timeout=5)
     assert supervisor.run() == 1
     assert len(supervisor._deaths) == RESTART_LIMIT + 1  # restarted RESTART_LIMIT times first
+
+
+OVERDUE_CALLS = 40
+
+
+@pytest.mark.parametrize("backend_name", ["sqlite", "postgres"])
+async def test_two_processes_sweeping_end_each_overdue_call_once(
+    backend_name: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Each of the two processes runs the sweeper every fraction of a second on the same
+    database: every overdue call ends as ``timed-out`` with one ``call.completed``, which the
+    receiver gets once (by event id and by call id)."""
+    env = {
+        **_env(backend_name, tmp_path, request),
+        "HOOKLINE_CALL_SWEEP_SECONDS": "0.2",
+        "HOOKLINE_RATE_LIMIT": "1000000/second",
+    }
+    async with (
+        Receiver() as receiver,
+        async_running_server(env, worker=True, args=TWO) as server,
+    ):
+        headers = _new_key(env)
+        async with httpx.AsyncClient(base_url=server.base_url, headers=headers) as client:
+            hook = await client.post(
+                "/v1/webhooks", json={"url": receiver.url, "events": ["call.completed"]}
+            )
+            assert hook.status_code == 201, hook.text
+            started = iso(utcnow() - timedelta(hours=2))  # past the default max_call_seconds
+            body = {
+                "call_type": "inbound",
+                "customer_phone_number": "+14155552671",
+                "call_started_at": started,
+            }
+            created = await asyncio.gather(
+                *(client.post("/v1/calls", json=body) for _ in range(OVERDUE_CALLS))
+            )
+            assert {c.status_code for c in created} == {201}
+            call_ids = {c.json()["id"] for c in created}
+            await receiver.wait_until(
+                lambda got: {r.json()["data"]["id"] for r in got} >= call_ids,
+                timeout=60,
+                description="every overdue call's call.completed",
+            )
+            # Every delivery is done, so no late duplicate can still be on its way.
+            deliveries = f"/v1/webhooks/{hook.json()['id']}/deliveries?limit=100"
+            await eventually(
+                lambda: collect_pages(client, deliveries + "&status=succeeded", {}),
+                lambda found: len(found[0]) == OVERDUE_CALLS,
+                within=30,
+                interval=0.2,
+                what="every delivery succeeded",
+            )
+            events, _ = await collect_pages(client, "/v1/events?type=call.completed&limit=100", {})
+            ended = [(await client.get(f"/v1/calls/{i}")).json() for i in sorted(call_ids)]
+    assert len(events) == OVERDUE_CALLS
+    assert {call["call_status"] for call in ended} == {"timed-out"}
+    bodies = [r.json() for r in receiver.requests]
+    assert Counter(b["id"] for b in bodies) == Counter({event: 1 for event in events})
+    assert Counter(b["data"]["id"] for b in bodies) == Counter({i: 1 for i in call_ids})
+    assert {b["data"]["call_status"] for b in bodies} == {"timed-out"}
+    assert {b["type"] for b in bodies} == {"call.completed"}

@@ -22,6 +22,7 @@ from tests.support.browser import (
     assert_fits_both_widths,
     assert_fits_width,
     reload_until_visible,
+    sign_up,
 )
 from tests.support.receiver import Receiver
 from tests.support.server import async_running_server
@@ -282,10 +283,5 @@ async def _signed_up(browser: Browser, base_url: str, email: str) -> Page:
     """A new browser context (its own cookies) signed up as ``email``."""
     context = await browser.new_context(viewport=LAPTOP, base_url=base_url)
     page = await context.new_page()
-    await page.goto("/dashboard/signup")
-    await page.get_by_label("Email").fill(email)
-    await page.get_by_label("Password", exact=True).fill(PASSWORD)
-    await page.get_by_label("Password again").fill(PASSWORD)
-    await page.get_by_role("button", name="Create account").click()
-    await expect(page.get_by_text("Welcome to hookline")).to_be_visible()
+    await sign_up(page, email, PASSWORD)
     return page

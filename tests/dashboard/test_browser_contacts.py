@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, expect
 
-from tests.support.browser import LAPTOP, PHONE, assert_fits_both_widths, assert_fits_width
+from tests.support.browser import (
+    LAPTOP,
+    PHONE,
+    assert_fits_both_widths,
+    assert_fits_width,
+    sign_up,
+)
 from tests.support.server import async_running_server
 
 pytestmark = pytest.mark.slow
@@ -31,12 +37,7 @@ async def test_csv_import_reports_each_row(browser: Browser, tmp_path: Path) -> 
     async with async_running_server(env) as server:
         context = await browser.new_context(viewport=LAPTOP, base_url=server.base_url)
         page = await context.new_page()
-        await page.goto("/dashboard/signup")
-        await page.get_by_label("Email").fill("ada@example.com")
-        await page.get_by_label("Password", exact=True).fill(PASSWORD)
-        await page.get_by_label("Password again").fill(PASSWORD)
-        await page.get_by_role("button", name="Create account").click()
-        await expect(page.get_by_text("Welcome to hookline")).to_be_visible()
+        await sign_up(page, "ada@example.com", PASSWORD)
 
         for upload in (first, second):
             await page.goto("/dashboard/contacts")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import httpx
+import orjson
 from sqlalchemy import select
 
 from hookline.delivery import manager
-from hookline.domain import accounts, keys
+from hookline.domain import accounts, call_schemas, keys
 from hookline.domain import contacts as contacts_domain
 from hookline.domain.events import list_events
 from hookline.storage.db import Database
@@ -391,3 +393,59 @@ async def test_settings_change_the_longest_call_as_the_api_does(
     async with db.read() as conn:
         assert (await accounts.get_account(conn, account_id))["max_call_seconds"] == 120
     assert 'value="120"' in (await signed_in.get("/dashboard/settings")).text
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"budget": {"type": "integer", "minimum": 0}},
+    "required": ["budget"],
+}
+
+
+async def test_settings_save_and_show_the_call_analysis_schema_as_the_api_does(
+    signed_in: Dash, db: Database
+) -> None:
+    account_id = await _account_id(db, signed_in.email)
+    empty = await signed_in.get("/dashboard/settings")
+    assert 'name="analysis_schema"' in empty.text and "None yet" in empty.text
+    saved = await signed_in.post(
+        "/dashboard/settings/analysis-schema",
+        {"analysis_schema": orjson.dumps(SCHEMA).decode()},
+        token_from="/dashboard/settings",
+    )
+    assert saved.status_code == 303
+    async with db.read() as conn:
+        stored = await call_schemas.current_schema(conn, account_id)
+    assert (stored["version"], stored["schema"]) == (1, SCHEMA)
+    page = (await signed_in.get("/dashboard/settings")).text
+    shown = re.search(r'<textarea id="f-analysis_schema"[^>]*>([^<]*)</textarea>', page)
+    assert shown and orjson.loads(html.unescape(shown.group(1))) == SCHEMA
+    assert '\n  "type": "object",\n' in html.unescape(shown.group(1))  # pretty, not one line
+    assert "Version 1, saved" in page
+
+
+async def test_settings_show_the_apis_refusal_of_a_schema_next_to_the_field(
+    signed_in: Dash, db: Database
+) -> None:
+    account_id = await _account_id(db, signed_in.email)
+    refusals = {
+        '{"type": "object", "properties": {"budget": {"type": "integer", "pattern": "x"}}}': (
+            "properties.budget.pattern: keyword &#39;pattern&#39; is not supported"
+        ),
+        '{"type": "object",': "not valid JSON",
+        "[1, 2]": "should be a valid dictionary",
+        "": "enter a JSON Schema",
+    }
+    for source, message in refusals.items():
+        refused = await signed_in.post(
+            "/dashboard/settings/analysis-schema",
+            {"analysis_schema": source},
+            token_from="/dashboard/settings",
+        )
+        assert refused.status_code == 422, source
+        error = re.search(r'<p class="error" id="e-analysis_schema">([^<]*)</p>', refused.text)
+        assert error and message in error.group(1), (source, refused.text)
+        assert 'aria-invalid="true"' in refused.text
+        assert source in html.unescape(refused.text)  # kept for correcting
+    async with db.read() as conn:
+        assert (await call_schemas.current_schema(conn, account_id))["version"] is None

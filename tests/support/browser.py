@@ -166,3 +166,13 @@ async def assert_fits_both_widths(page: Page, url: str, folder: Path, name: str)
     finally:
         if before is not None:
             await page.set_viewport_size(before)
+
+
+async def sign_up(page: Page, email: str, password: str) -> None:
+    """Create an account through the dashboard's sign-up form; ``page`` ends on the overview."""
+    await page.goto("/dashboard/signup")
+    await page.get_by_label("Email").fill(email)
+    await page.get_by_label("Password", exact=True).fill(password)
+    await page.get_by_label("Password again").fill(password)
+    await page.get_by_role("button", name="Create account").click()
+    await expect(page.get_by_text("Welcome to hookline")).to_be_visible()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
@@ -11,8 +12,11 @@ from hookline.dashboard.listing import field_errors, text
 from hookline.dashboard.people import account_name
 from hookline.dashboard.sessions import CurrentSession, optional_session
 from hookline.dashboard.web import PREFIX, Flash, database, not_found, redirect, render
-from hookline.domain import accounts, contacts, events, keys, webhooks
+from hookline.domain import accounts, call_schemas, contacts, events, keys, webhooks
+from hookline.errors import ApiError, ValidationFailed
 from hookline.schemas.accounts import AccountUpdate
+from hookline.schemas.calls import AnalysisSchemaIn
+from hookline.schemas.failures import validation_failure
 
 router = APIRouter(prefix=PREFIX)
 
@@ -43,7 +47,8 @@ async def overview(request: Request, session: CurrentSession) -> HTMLResponse:
 @router.get("/settings")
 async def settings(request: Request, session: CurrentSession) -> HTMLResponse:
     """The account's id (what `hookline users add --account` and support ask for), its name,
-    and its call settings (as ``PATCH /v1/account`` changes them)."""
+    its call settings (as ``PATCH /v1/account`` changes them) and its call analysis schema
+    (as ``PUT /v1/call-analysis-schema`` sets it)."""
     return await _settings_page(request, session)
 
 
@@ -56,11 +61,17 @@ async def _settings_page(
     async with database(request).read() as conn:
         name = await account_name(conn, session.account_id)
         account = await accounts.get_account(conn, session.account_id)
+        schema = await call_schemas.current_schema(conn, session.account_id)
+    shown = {
+        "max_call_seconds": str(account["max_call_seconds"]),
+        "analysis_schema": _pretty(schema["schema"]),
+    }
     context = {
         "account_id": session.account_id,
         "account_name": name,
-        "values": values or {"max_call_seconds": str(account["max_call_seconds"])},
+        "values": {**shown, **(values or {})},
         "errors": errors or {},
+        "schema": schema,
     }
     return render(request, "settings.html", context, status_code=422 if errors else 200)
 
@@ -78,6 +89,50 @@ async def call_settings(request: Request, session: CurrentSession, form: Checked
     async with database(request).begin() as conn:
         await accounts.update_account(conn, session.account_id, body.provided())
     return redirect(request, f"{PREFIX}/settings", Flash("success", "Call settings saved."))
+
+
+@router.post("/settings/analysis-schema")
+async def analysis_schema_settings(
+    request: Request, session: CurrentSession, form: CheckedForm
+) -> Response:
+    """Stores the form's schema as the account's next version, checked as the API checks it."""
+    source = text(form, "analysis_schema")
+    try:
+        schema = _parsed_schema(source)
+        async with database(request).begin() as conn:
+            stored = await call_schemas.put_schema(conn, session.account_id, schema)
+    except (ValidationError, ApiError) as exc:
+        errors = {"analysis_schema": _schema_refusal(exc)}
+        return await _settings_page(request, session, {"analysis_schema": source}, errors)
+    saved = Flash("success", f"Call analysis schema saved as version {stored['version']}.")
+    return redirect(request, f"{PREFIX}/settings", saved)
+
+
+def _pretty(schema: dict[str, object] | None) -> str:
+    return "" if schema is None else orjson.dumps(schema, option=orjson.OPT_INDENT_2).decode()
+
+
+def _parsed_schema(source: str) -> dict[str, object]:
+    if not source:
+        raise ValidationFailed.for_field("schema", "enter a JSON Schema")
+    try:
+        value = orjson.loads(source)
+    except orjson.JSONDecodeError as error:
+        raise ValidationFailed.for_field("schema", f"not valid JSON: {error}") from None
+    return AnalysisSchemaIn.model_validate(value).root
+
+
+def _schema_refusal(error: ValidationError | ApiError) -> str:
+    """The API's refusal in one line: each field's path into the schema and its message."""
+    failure = validation_failure(error.errors()) if isinstance(error, ValidationError) else error
+    fields = (failure.details or {}).get("fields") or []
+    named = [
+        f"{item['message']}"
+        if item["field"] in ("schema", "body")
+        else f"{item['field']}: {item['message']}"
+        for item in fields
+    ]
+    return "; ".join(named) or failure.message
 
 
 @router.get("/")
