@@ -1,38 +1,31 @@
 """Bulk upsert of contacts (``POST /v1/contacts/bulk`` and the dashboard's CSV import).
 
 Rows are matched on their normalised phone number or email and written in transactions of at
-most ``BATCH_ROWS`` rows. The work is paced (``Pace``): a step of it (validating rows, or one
-batch's statements, which hold the writer) ends once it has taken ``STEP_SECONDS``, and the
-upsert then rests ``REST_PER_STEP`` times as long as that step took, so a request of 1,000 rows
-takes at most about a quarter of the event loop and of the writer (SQLite) from the other
-requests. Each batch is atomic, the request as a
-whole is not: a failure or crash mid-way keeps the batches already committed. Each created or
-changed row records its event in its batch's transaction; an unchanged row records none, so
-sending the same rows again reports them ``unchanged`` and fires nothing.
+most ``BATCH_ROWS`` rows. The work is paced (``domain.pacing.Pace``): a step of it (validating
+rows, or one batch's statements, which hold the writer) ends once it has had its time, and the
+upsert then rests a few times as long as that step took, so a request of 1,000 rows takes at
+most about a quarter of the event loop and of the writer (SQLite) from the other requests.
+Each batch is atomic, the request as a whole is not: a failure or crash mid-way keeps the
+batches already committed. Each created or changed row records its event in its batch's
+transaction; an unchanged row records none, so sending the same rows again reports them
+``unchanged`` and fires nothing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from hookline.domain.contacts import REQUIRED_FIELDS, apply_changes, contact_creation, contact_out
+from hookline.domain.pacing import Pace
 from hookline.errors import ApiError, ValidationFailed
 from hookline.storage.db import Connection, Database
 from hookline.storage.queries import contacts as queries
 
 BATCH_ROWS = 25
 """The most rows one transaction writes."""
-
-STEP_SECONDS = 0.002
-"""How long a step of a bulk upsert may run before it lets the other requests run."""
-
-REST_PER_STEP = 3
-"""How many times as long as its step a bulk upsert then rests."""
 
 MatchKey = Literal["phone_number", "email"]
 _MATCHES = {
@@ -59,28 +52,6 @@ def _result(
     index: int, status: str, contact_id: str | None = None, error: Any = None
 ) -> dict[str, Any]:
     return {"index": index, "status": status, "id": contact_id, "error": error}
-
-
-class Pace:
-    """A bulk upsert's pace: its work runs in steps of about ``STEP_SECONDS``, each followed by
-    a rest longer than the step, in which the other requests run whatever each of their own
-    steps takes (a mere yield would let the bulk run a step between every two of theirs)."""
-
-    def __init__(self) -> None:
-        self._started = time.perf_counter()
-
-    def spent(self) -> bool:
-        """Whether the current step has had its time."""
-        return time.perf_counter() - self._started >= STEP_SECONDS
-
-    async def rest(self) -> None:
-        """End the current step: rest ``REST_PER_STEP`` times as long as it took."""
-        await asyncio.sleep(REST_PER_STEP * (time.perf_counter() - self._started))
-        self._started = time.perf_counter()
-
-    async def rest_if_spent(self) -> None:
-        if self.spent():
-            await self.rest()
 
 
 async def upsert_contacts(

@@ -2,26 +2,31 @@
 deleted, and its calls' transcripts blanked, once older than its ``retention_days``, bounded
 by the server's ``HOOKLINE_RETENTION_DAYS`` (whose own prune, ``delivery.worker``, keeps
 that maximum for every account). Run by every delivery worker as a ``Chore``, in small
-batches, each its own short transaction; two processes sweeping at once delete the same rows
-at most once (a row already gone is simply not there)."""
+batches, each its own short transaction, paced (``domain.pacing``) to leave the API's requests
+the loop and the writer; two processes sweeping at once delete the same rows at most once (a
+row already gone is simply not there)."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from hookline.domain.pacing import Pace
 from hookline.settings import Settings
 from hookline.storage.db import Connection, Database
 from hookline.storage.queries import retention as queries
 from hookline.timeutil import utcnow
 
 BATCH = 500
+"""The most rows one transaction deletes or blanks."""
+CHUNK = 25
+"""The rows one statement takes: a transaction ends as soon as its step of the pace is spent."""
+REST_PER_STEP = 9
+"""The sweep is nobody's request: it rests longer than a bulk upsert, its commits hold the
+writer (and make checkpoints) that the API's writes would otherwise have."""
 # How often the sweep runs: retention is counted in days, so a few minutes late is nothing.
 SWEEP_EVERY_SECONDS = 300.0
-# Between batches, let the API's writes through (SQLite has one writer).
-PAUSE_SECONDS = 0.05
 
 
 Step = Callable[[Connection, str, str], Awaitable[int]]
@@ -58,18 +63,27 @@ async def sweep(db: Database, *, max_days: int, now: datetime | None = None) -> 
 
 
 async def _batches(db: Database, step: Step, account_id: str, before_id: str) -> int:
+    """``step`` (up to ``CHUNK`` rows) until the account has no more, paced (``Pace``): each
+    transaction ends once its step is spent or has done ``BATCH`` rows, then the sweep rests so
+    the API's requests have the loop and the writer."""
+    pace = Pace(REST_PER_STEP)
     total = 0
     while True:
+        in_batch = 0
         async with db.begin() as conn:
-            done = await step(conn, account_id, before_id)
-        total += done
-        if done < BATCH:
-            return total
-        await asyncio.sleep(PAUSE_SECONDS)
+            while in_batch < BATCH:
+                done = await step(conn, account_id, before_id)
+                in_batch += done
+                if done < CHUNK:
+                    return total + in_batch
+                if pace.spent():
+                    break
+        total += in_batch
+        await pace.rest()
 
 
 async def _delete_events(conn: Connection, account_id: str, before_id: str) -> int:
-    wanted = {"account_id": account_id, "before_id": before_id, "limit": BATCH}
+    wanted = {"account_id": account_id, "before_id": before_id, "limit": CHUNK}
     doomed = list((await conn.scalars(queries.EXPIRED_EVENTS, wanted)).all())
     if doomed:
         await conn.execute(queries.DELETE_EVENTS, {"account_id": account_id, "ids": doomed})
@@ -77,7 +91,7 @@ async def _delete_events(conn: Connection, account_id: str, before_id: str) -> i
 
 
 async def _blank_transcripts(conn: Connection, account_id: str, before_id: str) -> int:
-    wanted = {"account_id": account_id, "before_id": before_id, "limit": BATCH}
+    wanted = {"account_id": account_id, "before_id": before_id, "limit": CHUNK}
     rows = (await conn.execute(queries.TRANSCRIBED_CALLS, wanted)).all()
     for call_id, analysis in rows:
         blanked = {**analysis, "transcript": None}
