@@ -25,6 +25,7 @@ BODIES: dict[tuple[str, str], dict[str, Any] | None] = {
     ("PATCH", "/v1/contacts/{contact_id}"): {"first_name": "Mallory"},
     ("POST", "/v1/calls/{call_id}/complete"): {"call_status": "completed"},
     ("POST", "/v1/calls/{call_id}/analysis"): {"budget": 5},
+    ("POST", "/v1/contacts/{contact_id}/erase"): None,
     ("PATCH", "/v1/webhooks/{webhook_id}"): {"is_active": False, "url": "http://127.0.0.1:9/x"},
     ("POST", "/v1/webhooks/{webhook_id}/recover"): {"since": iso(utcnow() - timedelta(hours=1))},
 }
@@ -53,6 +54,10 @@ async def _owned_resources(
     )
     for response in (contact, call, webhook):
         assert response.status_code == 201, response.text
+    bea = {"first_name": "Bea", "phone_number": "+14155552672"}
+    erased = await client.post("/v1/contacts", json=bea, headers=headers)
+    erasure = await client.post(f"/v1/contacts/{erased.json()['id']}/erase", headers=headers)
+    assert erasure.status_code == 202, erasure.text
     events = (await client.get("/v1/events", headers=headers)).json()
     delivery_id = ids.delivery_id()
     now = utcnow()
@@ -76,6 +81,7 @@ async def _owned_resources(
         "webhook_id": webhook.json()["id"],
         "event_id": events[0]["id"],
         "delivery_id": delivery_id,
+        "erasure_id": erasure.json()["erasure_id"],
     }
 
 

@@ -61,6 +61,22 @@ async def complete_call(client: httpx.AsyncClient, owner: Account, _db: Database
     return Post(f"/v1/calls/{call['id']}/complete", {"call_status": "completed"})
 
 
+async def analyse_call(client: httpx.AsyncClient, owner: Account, db: Database) -> Post:
+    completing = await complete_call(client, owner, db)
+    completed = await client.post(completing.url, json=completing.body, headers=owner.headers)
+    assert completed.status_code == 200, completed.text
+    return Post(completing.url.replace("/complete", "/analysis"), {"budget": 5})
+
+
+async def upsert_contacts(_c: httpx.AsyncClient, _o: Account, _db: Database) -> Post:
+    return Post("/v1/contacts/bulk", {"match_on": "phone_number", "contacts": [CONTACT]})
+
+
+async def erase_contact(client: httpx.AsyncClient, owner: Account, _db: Database) -> Post:
+    contact = await _created(client, owner, "/v1/contacts", CONTACT)
+    return Post(f"/v1/contacts/{contact['id']}/erase")
+
+
 async def create_webhook(_c: httpx.AsyncClient, _o: Account, _db: Database) -> Post:
     return Post("/v1/webhooks", {"url": "http://127.0.0.1:9/hook", "events": ["contact.created"]})
 
@@ -99,6 +115,9 @@ RECIPES: dict[str, tuple[str, Recipe]] = {
     "/v1/contacts": ("contacts:write", create_contact),
     "/v1/calls": ("calls:write", start_call),
     "/v1/calls/{call_id}/complete": ("calls:write", complete_call),
+    "/v1/calls/{call_id}/analysis": ("calls:write", analyse_call),
+    "/v1/contacts/bulk": ("contacts:write", upsert_contacts),
+    "/v1/contacts/{contact_id}/erase": ("contacts:write", erase_contact),
     "/v1/webhooks": ("webhooks:write", create_webhook),
     "/v1/webhooks/{webhook_id}/rotate-secret": ("webhooks:write", rotate_secret),
     "/v1/webhooks/{webhook_id}/test": ("webhooks:write", send_test_event),
