@@ -21,7 +21,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from hookline.crypto import SecretBox
 from hookline.storage.db import Connection, Database, fetch_all, fetch_one
@@ -245,14 +245,47 @@ _STEP = {
 }
 
 
-async def run_erasures(job: ErasureJob, stopping: asyncio.Event) -> None:
-    """A worker's loop: carry out unfinished erasures, looking for new ones every second."""
+_JOB_STATEMENTS = (
+    queries.UNFINISHED,
+    queries.TAKE,
+    queries.PROGRESS,
+    queries.SCRUB_CALLS,
+    queries.EVENTS_AFTER,
+    queries.RECEIVED,
+    queries.DELIVERY_COUNT,
+    queries.ATTEMPT_COUNT,
+    queries.DELETE_EVENTS,
+    queries.IDEMPOTENT_AFTER,
+    queries.DELETE_IDEMPOTENT,
+    queries.NOTICE_TARGETS,
+)
+
+
+def ready(db: Database) -> None:
+    """The job's statements compiled at the worker's start, not on the path of its first runs."""
+    for statement in _JOB_STATEMENTS:
+        statement.compiled(db.dialect)
+
+
+class Failures(Protocol):
+    """How the loop logs its failures (the worker's ``_FailureLog``: an outage twice)."""
+
+    def failed(self, exc: BaseException) -> None: ...
+
+    def succeeded(self) -> None: ...
+
+
+async def run_erasures(job: ErasureJob, stopping: asyncio.Event, failures: Failures) -> None:
+    """A worker's loop: carry out unfinished erasures, looking for new ones every second; a
+    failed attempt resumes from its last batch."""
     while not stopping.is_set():
         try:
-            if await job.run_next():
+            found = await job.run_next()
+            failures.succeeded()
+            if found:
                 continue
-        except Exception:
-            log.exception("erasure job failed; it resumes from its last batch")
+        except Exception as exc:
+            failures.failed(exc)
         try:
             await asyncio.wait_for(stopping.wait(), POLL_SECONDS)
         except TimeoutError:

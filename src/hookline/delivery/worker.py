@@ -41,6 +41,7 @@ from hookline.crypto import SecretBox, resolve_secret_key
 from hookline.delivery import filters, manager, notify
 from hookline.delivery.endpoint_auth import auth_from_plain
 from hookline.delivery.erasure import ErasureJob, run_erasures
+from hookline.delivery.erasure import ready as ready_erasures
 from hookline.delivery.manager import AttemptRecord, Claim, ClaimMemo, ClaimRequest
 from hookline.delivery.retry import (
     CIRCUIT_OPEN_AFTER,
@@ -285,6 +286,7 @@ class Worker:
             self.settings.delivery_per_endpoint_concurrency,
             connections=self._ready_connections,
         )
+        ready_erasures(self.db)
         self._started = True
         self.wakeup.receive_from_other_processes()
         await self._notice_peers()
@@ -295,7 +297,8 @@ class Worker:
         for chore in self._chores:
             self._spawn(f"chore {chore.name}", self._chore_loop(chore))
         erasures = ErasureJob(self.db, self._box, self.id)
-        self._spawn("erasures", lambda: run_erasures(erasures, self._stopping))
+        erasure_failures = _FailureLog("the erasure job")
+        self._spawn("erasures", lambda: run_erasures(erasures, self._stopping, erasure_failures))
         self._spawn("listener", self._listen_loop)
         log.info("delivery worker %s started", self.id)
 
