@@ -20,6 +20,7 @@ from hookline.storage.connector import POSTGRES_DIALECT, SQLITE_DIALECT, Integri
 from hookline.storage.db import Database, fetch_all, fetch_one
 from hookline.storage.migrate import upgrade_to_head
 from hookline.storage.models import accounts, contacts, events
+from hookline.storage.queries import accounts as accounts_queries
 from hookline.storage.statements import JointInsert, JointRows, Query
 from tests.conftest import Account, make_settings
 from tests.support.contacts import bare_contact
@@ -50,7 +51,7 @@ _RENAME_ONE = Query(
 )
 
 
-_INSERT_ACCOUNT = Query(accounts.insert())
+_INSERT_ACCOUNT = accounts_queries.INSERT  # an account's own columns; the rest by default
 
 
 def _account(account_id: str) -> dict[str, object]:
