@@ -53,8 +53,16 @@ def before_call(context: Any, case: Any, **kwargs: Any) -> None:
     if isinstance(case.body, dict):
         _real_auth(case.body)
         _known_redact(case.body)
+        _flagged_reason(case.body)
         if case.method == "PUT" and case.operation.path == "/v1/call-analysis-schema":
             case.body = dict(_ANALYSIS_SCHEMA)
+
+
+def _flagged_reason(body: dict[str, Any]) -> None:
+    """A ``do_not_call_reason`` needs the flag set (on a PATCH, maybe the stored one)."""
+    reason = body.get("do_not_call_reason")
+    if isinstance(reason, str) and reason and body.get("do_not_call", False) is False:
+        body["do_not_call"] = True
 
 
 def _known_redact(body: dict[str, Any]) -> None:
