@@ -479,7 +479,7 @@ export interface paths {
          * Check the receiver: does it verify signatures, timestamps and bodies?
          * @description Requires scope `webhooks:write`.
          *
-         *     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply): `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has no room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
+         *     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply): `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx); a webhook with `auth` also gets `auth_enforced` (the valid one without its OAuth2 token; expects a non-2xx). Probes are not deliveries and never count toward auto-disable. A webhook takes one check per 10 s, and its probes count against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has no room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
          */
         post: operations["check_conformance"];
         delete?: never;
@@ -1231,7 +1231,7 @@ export interface components {
              * Name
              * @enum {string}
              */
-            name: "valid" | "bad_signature" | "stale_timestamp" | "tampered_body" | "duplicate_id";
+            name: "valid" | "bad_signature" | "stale_timestamp" | "tampered_body" | "duplicate_id" | "auth_enforced";
             /** Passed */
             passed: boolean;
             /** Status Code */

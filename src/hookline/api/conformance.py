@@ -18,7 +18,14 @@ router = APIRouter(prefix="/v1/webhooks/{webhook_id}", tags=["webhooks"], route_
 
 
 class CheckOut(BaseModel):
-    name: Literal["valid", "bad_signature", "stale_timestamp", "tampered_body", "duplicate_id"]
+    name: Literal[
+        "valid",
+        "bad_signature",
+        "stale_timestamp",
+        "tampered_body",
+        "duplicate_id",
+        "auth_enforced",
+    ]
     passed: bool
     status_code: int | None
     detail: str
@@ -37,10 +44,11 @@ class ConformanceOut(BaseModel):
     description="Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the "
     "SSRF rules apply): `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min "
     "old) and `tampered_body` (each expects a non-2xx) and `duplicate_id` (the valid one "
-    "again; expects 2xx). Probes are not deliveries and never count toward auto-disable. "
-    "A webhook takes one check per 10 s, and its five probes count against its `rate_limit` "
-    "(paced to fit it); a check asked for sooner, or while the window has no room, is "
-    "429 `rate_limited` with `Retry-After` (seconds until it would be taken).",
+    "again; expects 2xx); a webhook with `auth` also gets `auth_enforced` (the valid one "
+    "without its OAuth2 token; expects a non-2xx). Probes are not deliveries and never count "
+    "toward auto-disable. A webhook takes one check per 10 s, and its probes count against "
+    "its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has no "
+    "room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).",
 )
 async def check_conformance(
     request: Request, webhook_id: str, auth: WebhooksWrite, db: DB, settings: AppSettings

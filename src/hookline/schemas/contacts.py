@@ -92,6 +92,9 @@ class ContactsBulk(RequestModel):
     def _storable(cls, value: Any, info: ValidationInfo) -> Any:
         # The rows' text is checked row by row (bulk_row): one bad row is that row's refusal.
         if info.field_name == "contacts":
+            # The schema says every row is an object: anything else refuses the request.
+            if isinstance(value, list) and not all(isinstance(row, dict) for row in value):
+                raise ValueError("each contact must be a JSON object")
             return value
         return validation.refuse_unstorable(value, info.field_name or "body")
 

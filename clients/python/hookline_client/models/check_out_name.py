@@ -2,6 +2,7 @@ from enum import StrEnum
 
 
 class CheckOutName(StrEnum):
+    AUTH_ENFORCED = "auth_enforced"
     BAD_SIGNATURE = "bad_signature"
     DUPLICATE_ID = "duplicate_id"
     STALE_TIMESTAMP = "stale_timestamp"

@@ -103,10 +103,11 @@ def sync_detailed(
 
     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
     `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each
-    expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries
-    and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count
-    against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has no
-    room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
+    expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx); a webhook with `auth` also
+    gets `auth_enforced` (the valid one without its OAuth2 token; expects a non-2xx). Probes are not
+    deliveries and never count toward auto-disable. A webhook takes one check per 10 s, and its probes
+    count against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has
+    no room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
 
     Args:
         webhook_id (str):
@@ -144,10 +145,11 @@ def sync(
 
     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
     `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each
-    expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries
-    and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count
-    against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has no
-    room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
+    expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx); a webhook with `auth` also
+    gets `auth_enforced` (the valid one without its OAuth2 token; expects a non-2xx). Probes are not
+    deliveries and never count toward auto-disable. A webhook takes one check per 10 s, and its probes
+    count against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has
+    no room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
 
     Args:
         webhook_id (str):
@@ -180,10 +182,11 @@ async def asyncio_detailed(
 
     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
     `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each
-    expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries
-    and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count
-    against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has no
-    room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
+    expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx); a webhook with `auth` also
+    gets `auth_enforced` (the valid one without its OAuth2 token; expects a non-2xx). Probes are not
+    deliveries and never count toward auto-disable. A webhook takes one check per 10 s, and its probes
+    count against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has
+    no room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
 
     Args:
         webhook_id (str):
@@ -219,10 +222,11 @@ async def asyncio(
 
     Sends, within 30 s, `webhook.conformance` probes to the webhook's URL (the SSRF rules apply):
     `valid` (expects 2xx), `bad_signature`, `stale_timestamp` (10 min old) and `tampered_body` (each
-    expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx). Probes are not deliveries
-    and never count toward auto-disable. A webhook takes one check per 10 s, and its five probes count
-    against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has no
-    room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
+    expects a non-2xx) and `duplicate_id` (the valid one again; expects 2xx); a webhook with `auth` also
+    gets `auth_enforced` (the valid one without its OAuth2 token; expects a non-2xx). Probes are not
+    deliveries and never count toward auto-disable. A webhook takes one check per 10 s, and its probes
+    count against its `rate_limit` (paced to fit it); a check asked for sooner, or while the window has
+    no room, is 429 `rate_limited` with `Retry-After` (seconds until it would be taken).
 
     Args:
         webhook_id (str):
