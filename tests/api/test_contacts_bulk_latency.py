@@ -52,6 +52,7 @@ async def send_bulk(url: str, key: str, body: Path, stop: asyncio.Event) -> int:
     return sent
 
 
+@pytest.mark.latency
 async def test_bulk_keeps_other_accounts_p99_within_a_quarter(
     backend: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

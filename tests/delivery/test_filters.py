@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import orjson
+import pytest
 
 from hookline.delivery.filters import FilterJudge, Outcome
 from tests.conftest import TEST_SECRET_KEY
@@ -181,6 +182,7 @@ def p99(samples: list[float]) -> float:
     return statistics.quantiles(samples, n=100)[98]
 
 
+@pytest.mark.latency
 async def test_the_worst_accepted_filter_does_not_slow_another_account(
     tmp_path: Path,
 ) -> None:
