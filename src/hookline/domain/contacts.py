@@ -42,20 +42,7 @@ def contact_out(row: Any) -> dict[str, Any]:
     }
 
 
-CONTACT_FIELDS = (
-    "id",
-    "first_name",
-    "last_name",
-    "phone_number",
-    "email",
-    "company",
-    "tags",
-    "notes",
-    "do_not_call",
-    "do_not_call_reason",
-    "created_at",
-    "updated_at",
-)
+CONTACT_FIELDS = (*queries.FIELDS, "created_at", "updated_at")
 """The contact object's fields, in ``contact_out``'s order."""
 
 

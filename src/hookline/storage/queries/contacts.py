@@ -69,7 +69,7 @@ def _by_postgresql(element: spelled, compiler: SQLCompiler, **kw: Any) -> str:
     return f"to_char({column} AT TIME ZONE 'UTC', '{_CONTRACT_SPELLING}')"
 
 
-_FIELDS = (
+FIELDS = (
     "id",
     "first_name",
     "last_name",
@@ -82,7 +82,7 @@ _FIELDS = (
     "do_not_call_reason",
 )
 OUT = (
-    *(contacts.c[name] for name in _FIELDS),
+    *(contacts.c[name] for name in FIELDS),
     spelled(contacts.c.created_at).label("created_at"),
     spelled(contacts.c.updated_at).label("updated_at"),
 )
