@@ -10,8 +10,11 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy import func, select, true
 
 from hookline.app import create_app
+from hookline.storage.db import Database
+from hookline.storage.models import events
 from hookline.timeutil import iso, utcnow
 from tests.conftest import Account, make_database_url, make_settings, new_account
 from tests.support.receiver import Receiver
@@ -92,12 +95,27 @@ async def test_replay_by_object_type_and_status_counts_first(
         assert again.json()["type"] == "contact.updated" and again.json()["data"]["id"] == ada
 
 
+async def _dispatched(db: Database, owner: Account, count: int) -> None:
+    """Wait until the worker has fanned out ``count`` of the owner's events: a backfill counts
+    dispatched events only (an undispatched one reaches a new webhook by the fan-out itself)."""
+
+    async def done() -> int:
+        async with db.read() as conn:
+            statement = select(func.count()).where(
+                events.c.account_id == owner.id, events.c.dispatched == true()
+            )
+            return int(await conn.scalar(statement))
+
+    await eventually(done, lambda n: n >= count, what="the events' fan-out")
+
+
 async def test_backfill_gives_a_new_webhook_the_history_of_its_types(
-    http: httpx.AsyncClient, owner: Account
+    http: httpx.AsyncClient, owner: Account, worker_app: FastAPI
 ) -> None:
     since = iso(utcnow() - timedelta(seconds=5))
     first = await _contact(http, owner, "Before")
     await _contact(http, owner, "AlsoBefore")
+    await _dispatched(worker_app.state.db, owner, 2)
     async with Receiver() as receiver:
         hook = await _post(
             http, owner, "/v1/webhooks", {"url": receiver.url, "events": ["contact.created"]}
