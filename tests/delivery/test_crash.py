@@ -32,6 +32,7 @@ from tests.conftest import BACKENDS, TEST_SECRET_KEY, make_database_url, make_se
 from tests.support.api import collect_pages
 from tests.support.receiver import Receiver, RecordedRequest
 from tests.support.server import arun_cli, async_running_server, cli_env
+from tests.support.waiting import eventually
 
 # The chaos, not the count, is what the test is about: 1,200 gave 26 SIGKILLs in one run on a
 # loaded 2-core host (9 before the last contact was created); 600 keeps every kill's kind (claims
@@ -204,10 +205,16 @@ async def test_sigkilled_workers_lose_no_event(
                 def complete(receiver: Receiver) -> bool:
                     return expected <= {r.headers["webhook-id"] for r in receiver.requests}
 
-                # Keep killing until half the work has arrived, then let the survivors finish.
+                # Keep killing until half the work has arrived and the workers were killed often
+                # enough to prove something, then let the survivors finish.
                 await r1.wait_until(
                     lambda requests: len(requests) >= EVENTS // 2, timeout=120, description="half"
                 )
+
+                async def kills() -> int:
+                    return pool.kills
+
+                await eventually(kills, lambda n: n >= 3, within=60, what="three SIGKILLs")
             for receiver in receivers:
                 await receiver.wait_until(
                     lambda _requests, receiver=receiver: complete(receiver),  # type: ignore[misc]
