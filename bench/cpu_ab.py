@@ -1,9 +1,10 @@
 """CPU per request of two source trees, in process, interleaved: robust on a loaded host.
 
-    python -m bench.cpu_ab A=/work/main/src B=src --requests post,get,patch,list
-    python -m bench.cpu_ab A=/work/main/src B=src --backend postgres --rounds 7 --n 2000
+    python -m bench.cpu_ab A=main B=. --requests post,get,patch,list
+    python -m bench.cpu_ab A=main B=. --backend postgres --rounds 7 --n 2000
 
-Each variant is ``NAME=DIR``, a directory holding the ``hookline`` package. Every round starts
+Each variant is ``NAME=REV[:ENV=VALUE,...]`` as in ``bench.ab`` (a git revision, ``.`` for this
+checkout, or a directory holding a ``src``). Every round starts
 one child process per variant (variants alternating, the order flipping each round), with that
 tree first on its ``PYTHONPATH``; the child seeds a fresh database, runs the app's lifespan and
 drives the requests straight into the ASGI app (a minimal ASGI client: no HTTP, no socket, no
@@ -30,6 +31,8 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
+
+from bench.ab import Variant, source_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTACTS = 2000
@@ -169,7 +172,7 @@ def _database_env(backend: str, directory: Path, name: str, pg: Any) -> dict[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("variants", nargs="*", help="NAME=DIR (a directory holding hookline)")
+    parser.add_argument("variants", nargs="*", help="NAME=REV[:ENV=VALUE,...], as bench.ab's")
     parser.add_argument("--requests", default="post,get,patch,list")
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--rounds", type=int, default=5)
@@ -179,14 +182,12 @@ def main() -> None:
     if args.child:
         _child(args.child.split(","), args.n)
         return
-    variants = [tuple(v.split("=", 1)) for v in args.variants]
+    variants = [Variant.parse(v) for v in args.variants]
     kinds = args.requests.split(",")
     unknown = set(kinds) - set(REQUESTS)
     if unknown or len(variants) < 1:
-        parser.error(f"variants NAME=DIR, requests among {', '.join(REQUESTS)}")
-    results: dict[str, dict[str, list[float]]] = {
-        name: {k: [] for k in kinds} for name, _ in variants
-    }
+        parser.error(f"variants NAME=REV, requests among {', '.join(REQUESTS)}")
+    results: dict[str, dict[str, list[float]]] = {v.name: {k: [] for k in kinds} for v in variants}
     with ExitStack() as stack:
         pg = None
         if args.backend == "postgres":
@@ -196,22 +197,23 @@ def main() -> None:
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         for round_ in range(args.rounds):
             order = variants if round_ % 2 == 0 else variants[::-1]
-            for name, src in order:
-                env = _database_env(args.backend, directory, f"{name}{round_}", pg)
+            for variant in order:
+                name = variant.name
+                env = {
+                    **_database_env(args.backend, directory, f"{name}{round_}", pg),
+                    **variant.env,
+                }
+                src = str(source_tree(variant.rev, directory))
                 for kind, value in _run_child(src, env, kinds, args.n).items():
                     results[name][kind].append(value)
             print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr)
-    _report(results, variants, kinds, args.backend)
+    _report(results, [v.name for v in variants], kinds, args.backend)
 
 
 def _report(
-    results: dict[str, dict[str, list[float]]],
-    variants: list[tuple[str, ...]],
-    kinds: list[str],
-    backend: str,
+    results: dict[str, dict[str, list[float]]], names: list[str], kinds: list[str], backend: str
 ) -> None:
-    first = variants[0][0]
-    names = [name for name, *_ in variants]
+    first = names[0]
     print(f"CPU µs per request, in process, {backend}: median over rounds (range)")
     print(
         "| request | "
