@@ -16,6 +16,7 @@ from hookline.delivery.endpoint_auth import (
     ServerTrust,
     Token,
     TokenCache,
+    token_from_response,
 )
 from hookline.delivery.retry import ConnectFailed
 from hookline.delivery.sender import Sender
@@ -158,3 +159,14 @@ async def test_the_receivers_server_certificate_is_checked_against_the_given_ca(
         assert isinstance(result.error, ConnectFailed)
         assert "certificate" in str(result.error).lower()
         assert receiver.requests == []
+
+
+@pytest.mark.parametrize(
+    ("expires_in", "lifetime"),
+    [(3600, 3600.0), ("3600", 3600.0), ("²", None), ("9" * 5000, None), (True, None), (-5, None)],
+)
+def test_a_token_lifetime_that_is_not_a_number_of_seconds_is_unknown(
+    expires_in: object, lifetime: float | None
+) -> None:
+    payload = {"access_token": "tok", "token_type": "Bearer", "expires_in": expires_in}
+    assert token_from_response(payload) == Token("tok", lifetime)

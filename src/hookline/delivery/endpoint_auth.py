@@ -159,9 +159,12 @@ def token_from_response(payload: Any) -> Token:
     if not isinstance(token_type, str) or token_type.lower() != "bearer":
         raise AuthFailed(f"the token endpoint gave a {token_type!r} token, not a Bearer one")
     expires_in = payload.get("expires_in")
-    if isinstance(expires_in, str) and expires_in.isdigit():
-        expires_in = int(expires_in)  # some servers send it as a string
-    lifetime = float(expires_in) if isinstance(expires_in, int | float) else None
+    if isinstance(expires_in, str) and expires_in.isascii() and expires_in.isdigit():
+        # Some servers send it as a string; one too long for a number of seconds is unknown.
+        expires_in = int(expires_in) if len(expires_in) <= 10 else None
+    lifetime = None
+    if isinstance(expires_in, int | float) and not isinstance(expires_in, bool):
+        lifetime = float(expires_in)
     value = payload["access_token"]
     if not value or not value.isascii() or not value.isprintable() or " " in value:
         raise AuthFailed("the token endpoint's access_token cannot be sent in a header")

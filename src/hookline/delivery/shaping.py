@@ -28,6 +28,7 @@ _OBJECT_PATHS = {
 _OBJECT_OF_TYPE = {
     "webhook.test": ("/v1/webhooks/{id}", "webhook_id"),
     "webhook.conformance": ("/v1/webhooks/{id}", "webhook_id"),
+    "contact.erased": ("/v1/contacts/{id}", "contact_id"),
 }
 
 

@@ -6,9 +6,9 @@ transaction, to ``attempt_rollups``, for minute, ten-minute and hour buckets: on
 (webhook, bucket, status) with ``latency_bin`` = ``ANY_LATENCY``, and one per (webhook, bucket,
 latency bin) with ``status`` = ``ANY_STATUS``. Two one-dimensional counts, not their product:
 a bucket has a few statuses plus a few dozen latency bins, not hundreds of combinations.
-Latencies are kept as a
-histogram: exact below ``EXACT_BELOW_MS``, then bins 5% wide, so a reported percentile is within
-2.5% of the truth. The buckets and bins are defined here, once, for the recorder and the reader.
+Latencies are kept as a histogram: exact below ``EXACT_BELOW_MS``, then bins 5% wide, so a
+reported percentile is within 2.5% of the truth. The buckets and bins are defined here, once,
+for the recorder and the reader.
 """
 
 from __future__ import annotations
@@ -50,10 +50,6 @@ def latency_bin(duration_ms: int) -> int:
     if duration_ms < EXACT_BELOW_MS:
         return max(0, duration_ms)
     return EXACT_BELOW_MS + int(math.log(duration_ms / EXACT_BELOW_MS) / math.log(BIN_GROWTH))
-
-
-def bin_of(attempt: AttemptFacts) -> int:
-    return latency_bin(attempt.duration_ms)
 
 
 def bin_value(latency: int) -> float:
