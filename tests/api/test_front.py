@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from pydantic import BaseModel
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import Response
+from starlette.types import Message
 
 import hookline
 from hookline import ids, tracing
@@ -118,6 +119,61 @@ async def app(tmp_path: Path) -> AsyncIterator[FastAPI]:
 def _client(app: FastAPI) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     return httpx.AsyncClient(transport=transport, base_url="http://hookline.test")
+
+
+async def _raw(
+    app: FastAPI, method: str, path: str, headers: list[tuple[bytes, bytes]]
+) -> Response:
+    """``app``'s answer to a request of exactly these headers (and no body)."""
+    scope = {
+        "type": "http",
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": headers,
+        "client": ("127.0.0.1", 5000),
+        "server": ("hookline.test", 80),
+    }
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    start, body = sent[0], sent[1]
+    response = Response(body["body"], start["status"])
+    response.raw_headers = start["headers"]
+    return response
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "code"),
+    [
+        ([(b"host", b"h"), (b"x-pad", b"a" * 17_000)], 431, "headers_too_large"),
+        ([], 400, "bad_request"),
+        ([(b"host", b"a"), (b"host", b"b")], 400, "bad_request"),
+        ([(b"host", b"h"), (b"content-length", b"99999999")], 413, "payload_too_large"),
+    ],
+)
+async def test_a_bad_head_is_refused_before_a_literal_paths_405(
+    app: FastAPI, headers: list[tuple[bytes, bytes]], status: int, code: str
+) -> None:
+    """``/v1/contacts/bulk`` serves POST only: a GET of it with a bad head gets the head's
+    refusal, closing the connection, as on any other path."""
+    for path in ("/v1/contacts/bulk", "/v1/contacts"):
+        response = await _raw(app, "GET", path, headers)
+        assert (response.status_code, orjson.loads(response.body)["error"]["code"]) == (
+            status,
+            code,
+        ), path
+        assert response.headers["connection"] == "close"
 
 
 async def test_a_crash_in_a_route_fastapi_runs_is_answered_by_the_front_door(

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from hookline.api.deps import ContactsRead
 from hookline.api.errors import install_error_handlers
 from hookline.api.responses import JSONResponse
-from hookline.api.routing import DirectRoute
+from hookline.api.routing import DirectRoute, _RequestShape
 from hookline.app import create_app
 from hookline.errors import Unauthenticated
 from tests.conftest import make_settings
@@ -187,6 +187,27 @@ async def test_field_errors_name_the_field_without_the_body_prefix(
 async def test_a_query_parameter_is_read(client: httpx.AsyncClient) -> None:
     response = await client.get("/things?limit=2")
     assert response.json() == [{"n": 0}, {"n": 1}]
+
+
+async def test_a_kept_query_string_is_not_checked_again(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shape check of a query string whose values are kept runs once, not per request;
+    a query string it refuses is never kept, so it is refused every time."""
+    checked: list[str] = []
+    check = _RequestShape.check_query
+
+    def counted(shape: _RequestShape, request: Request) -> None:
+        checked.append(request.url.query)
+        check(shape, request)
+
+    monkeypatch.setattr(_RequestShape, "check_query", counted)
+    for _ in range(3):
+        assert (await client.get("/things?limit=2")).json() == [{"n": 0}, {"n": 1}]
+        assert (await client.get("/things?limit=2&bogus=1")).status_code == 422
+        assert (await client.get("/things?limit=%01")).status_code == 422
+    assert checked.count("limit=2") == 1
+    assert checked.count("limit=2&bogus=1") == checked.count("limit=%01") == 3
 
 
 async def _queried(

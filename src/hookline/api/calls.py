@@ -48,7 +48,7 @@ def _not_found(call_id: str) -> NotFound:
     "`do_not_call`.",
 )
 async def create_call(
-    request: Request, auth: CallsWrite, _json: JsonContent, body: CallCreate, db: DB
+    auth: CallsWrite, _json: JsonContent, body: CallCreate, db: DB
 ) -> JSONResponse:
     async with db.begin() as conn:
         call = await domain.create_call(conn, auth.account_id, body.provided())
@@ -117,7 +117,6 @@ async def get_call(call_id: str, auth: CallsRead, db: DB) -> JSONResponse:
     "that already ended is a 409.",
 )
 async def complete_call(
-    request: Request,
     call_id: str,
     auth: CallsWrite,
     _json: JsonContent,
@@ -149,7 +148,6 @@ async def complete_call(
     "progress, when the server ended it (`timed-out`), or when it has an outcome already.",
 )
 async def analyze_call(
-    request: Request,
     call_id: str,
     auth: CallsWrite,
     _json: JsonContent,

@@ -50,7 +50,7 @@ def _not_found(contact_id: str) -> NotFound:
     summary="Create a contact (fires contact.created)",
 )
 async def create_contact(
-    request: Request, auth: ContactsWrite, _json: JsonContent, body: ContactCreate, db: DB
+    auth: ContactsWrite, _json: JsonContent, body: ContactCreate, db: DB
 ) -> JSONResponse:
     # The contact and its contact.created event, committed together (docs/architecture.md).
     contact, rows = domain.contact_creation(auth.account_id, body.provided())
@@ -77,7 +77,7 @@ BULK_BODY_BYTES = 2 * 1024 * 1024
 )
 @body_limit(BULK_BODY_BYTES)
 async def bulk_upsert_contacts(
-    request: Request, auth: ContactsWrite, _json: JsonContent, body: ContactsBulk, db: DB
+    auth: ContactsWrite, _json: JsonContent, body: ContactsBulk, db: DB
 ) -> JSONResponse:
     match_on = body.match_on
     results = await contacts_bulk.upsert_contacts(
@@ -174,7 +174,6 @@ async def get_contact(contact_id: str, auth: ContactsRead, db: DB) -> JSONRespon
     summary="Update a contact with JSON merge-patch (fires contact.updated when changed)",
 )
 async def update_contact(
-    request: Request,
     contact_id: str,
     auth: ContactsWrite,
     _json: JsonContent,
@@ -194,9 +193,7 @@ async def update_contact(
     responses=error_responses(401, 403, 404),
     summary="Delete a contact (fires contact.deleted)",
 )
-async def delete_contact(
-    request: Request, contact_id: str, auth: ContactsWrite, db: DB
-) -> JSONResponse:
+async def delete_contact(contact_id: str, auth: ContactsWrite, db: DB) -> JSONResponse:
     async with db.begin() as conn:
         contact = await domain.delete_contact(conn, auth.account_id, contact_id)
     if contact is None:

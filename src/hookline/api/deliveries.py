@@ -114,7 +114,7 @@ async def get_delivery(
     summary="Send a delivery again now, whatever its state",
 )
 async def retry_delivery(
-    request: Request, webhook_id: str, delivery_id: str, auth: WebhooksWrite, db: DB
+    webhook_id: str, delivery_id: str, auth: WebhooksWrite, db: DB
 ) -> JSONResponse:
     async with db.begin() as conn:
         delivery = await deliveries.retry_delivery(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
 from hookline.api.deps import DB, ContactsRead, ContactsWrite
 from hookline.api.openapi import error_responses
@@ -26,9 +26,7 @@ router = APIRouter(tags=["contacts"], route_class=DirectRoute)
     "sends `contact.erased` to each webhook that received any of it. Erasing again answers "
     "the same erasure. A contact deleted earlier can still be erased.",
 )
-async def erase_contact(
-    request: Request, contact_id: str, auth: ContactsWrite, db: DB
-) -> JSONResponse:
+async def erase_contact(contact_id: str, auth: ContactsWrite, db: DB) -> JSONResponse:
     async with db.begin() as conn:
         erasure_id = await domain.request_erasure(conn, auth.account_id, contact_id)
     if erasure_id is None:

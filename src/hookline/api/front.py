@@ -359,13 +359,16 @@ class _Exchange:
         scope = self.scope
         try:
             literal_refusal = self.door.literal_refusal(scope)
-            if literal_refusal is not None:
-                await self._respond(error_json(literal_refusal, self.request_id))
-                return
-            self.route = route = self.door.route_of(scope)
+            if literal_refusal is None:
+                self.route = self.door.route_of(scope)
+            route = self.route
+            # The head's refusals come first, whatever the path: a 405 is the route's answer.
             refusal = self._refusal_of_head()
             if refusal is not None:
                 await self._respond(self._refusal(refusal))
+                return
+            if literal_refusal is not None:
+                await self._respond(error_json(literal_refusal, self.request_id))
                 return
             body = b""
             receive = self.receive

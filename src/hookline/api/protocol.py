@@ -4,7 +4,7 @@ A request line plus headers over ``MAX_HEAD_BYTES`` is refused with 431 ``header
 wherever it is noticed:
 
 * a complete head (however it arrived: one socket read of up to 256 KiB, or many) reaches the
-  app, and ``api.middleware.RequestContext`` measures it with :func:`head_bytes` before anything
+  app, and ``api.front.FrontDoor`` measures it with :func:`head_bytes` before anything
   else runs;
 * a head still incomplete past the limit never reaches the app: httptools buffers a head without
   any bound of its own, so :class:`BoundedHttpToolsProtocol` counts the bytes received while a

@@ -28,7 +28,8 @@ The runner's steps, in this order:
 
 Scalar query parameters are read by ``_query_arguments`` (FastAPI's rules for one value under
 the parameter's own name, without re-deriving each field's kind per request), and their values
-are kept per query string (they depend on nothing else); list- and model-typed ones, and
+are kept per query string (they depend on nothing else), and so is the query's shape check
+(a kept query string is not checked again); list- and model-typed ones, and
 header parameters, by FastAPI's ``request_params_to_args``.
 
 FastAPI internals this relies on, in this module only: the ``Dependant`` FastAPI builds for a
@@ -258,7 +259,8 @@ class Runner:
             arguments[name] = part(services)
         if self.request_name is not None:
             arguments[self.request_name] = request
-        if query_string:
+        if query_string and query_string not in self._queries:
+            # A kept query string passed this check when it was kept (it depends on nothing else).
             self.shape.check_query(request)  # type: ignore[arg-type]
         path_params: dict[str, Any] = scope.get("path_params", {})
         self.shape.check_path(path_params)
