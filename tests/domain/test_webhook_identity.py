@@ -100,3 +100,25 @@ def test_masked_secrets_are_kept_only_for_the_same_type() -> None:
         "certificate": stored["certificate"],
         "private_key": stored["private_key"],
     }
+
+
+# A certificate valid until 2126 whose key is on secp112r1, a curve ``cryptography`` cannot load.
+_UNSUPPORTED_KEY_CERTIFICATE = """-----BEGIN CERTIFICATE-----
+MIIBPzCCAQigAwIBAgIUcr7mbnzBzE5kRVuJgC8l2Gb0OnwwCgYIKoZIzj0EAwIw
+GTEXMBUGA1UEAwwOY2xpZW50LmV4YW1wbGUwIBcNMjYxMjA4MDI0MDIyWhgPMjEy
+NjExMTQwMjQwMjJaMBkxFzAVBgNVBAMMDmNsaWVudC5leGFtcGxlMDIwEAYHKoZI
+zj0CAQYFK4EEAAYDHgAEldFPApAWy2tyRHVFsQN7ns9fOW/VJqQ6bMkxPqNTMFEw
+HQYDVR0OBBYEFCzeeo3qJAbM/dxKn92BWMK2A1D3MB8GA1UdIwQYMBaAFCzeeo3q
+JAbM/dxKn92BWMK2A1D3MA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDJQAw
+IgIPALwIAA+vNZtUVB/QU6/SAg8A1Yu+DtYm3NViCtr4zNw=
+-----END CERTIFICATE-----
+"""
+
+
+def test_a_certificate_whose_key_cannot_be_read_is_refused_naming_it() -> None:
+    auth = Pki().mtls_auth(certificate=_UNSUPPORTED_KEY_CERTIFICATE)
+    with pytest.raises(ValidationFailed) as refused:
+        resolve_auth(auth, None)
+    field, message = _field(refused)
+    assert field == "auth.certificate"
+    assert "key" in message

@@ -10,13 +10,12 @@ from typing import Any
 
 from hookline import ids
 from hookline.domain.call_schemas import validated_outcome
-from hookline.domain.contacts import find_contact_id_by_phone, refuse_do_not_call
+from hookline.domain.contacts import contact_to_call
 from hookline.domain.events import record_event
 from hookline.errors import Conflict, ValidationFailed
 from hookline.storage.db import Connection, Database, fetch_one
 from hookline.storage.queries import accounts as account_queries
 from hookline.storage.queries import calls as queries
-from hookline.storage.queries import contacts as contact_queries
 from hookline.timeutil import iso, to_millis, utcnow
 
 IN_PROGRESS = queries.IN_PROGRESS
@@ -65,27 +64,13 @@ def call_out(row: Any) -> dict[str, Any]:
     }
 
 
-async def _resolve_contact(
-    conn: Connection, account_id: str, contact_id: str | None, phone_number: str
-) -> str | None:
-    if contact_id is None:
-        return await find_contact_id_by_phone(conn, account_id, phone_number)
-    found = await conn.scalar(contact_queries.ID_OF, {"id": contact_id, "account_id": account_id})
-    if found is None:
-        # The same answer whether the id is unknown or another account's: nothing leaks.
-        raise ValidationFailed.for_field("contact_id", "contact_id does not match a contact")
-    return contact_id
-
-
 async def create_call(conn: Connection, account_id: str, fields: dict[str, Any]) -> dict[str, Any]:
     """Start a call (``fields`` already validated by ``CallCreate``); fires ``call.started``."""
     now = utcnow()
     phone = fields["customer_phone_number"]
     started_at = fields.get("call_started_at")
     started = to_millis(started_at) if started_at is not None else now
-    contact_id = await _resolve_contact(conn, account_id, fields.get("contact_id"), phone)
-    if contact_id is not None:
-        await refuse_do_not_call(conn, account_id, contact_id)
+    contact_id = await contact_to_call(conn, account_id, fields.get("contact_id"), phone)
     max_seconds = await conn.scalar(account_queries.MAX_CALL_SECONDS, {"account_id": account_id})
     row = {
         "id": ids.call_id(),

@@ -319,19 +319,25 @@ async def delete_contact(
     return contact
 
 
-async def find_contact_id_by_phone(
-    conn: Connection, account_id: str, phone_number: str
+async def contact_to_call(
+    conn: Connection, account_id: str, contact_id: str | None, phone_number: str
 ) -> str | None:
-    """The account's most recent contact with this number, for linking calls."""
-    params = {"account_id": account_id, "phone_number": phone_number}
-    found: str | None = await conn.scalar(queries.LATEST_ID_WITH_PHONE, params)
+    """The contact a new call is for: ``contact_id`` (422 on it when it is none of the
+    account's), else the account's most recent contact with ``phone_number``, else None;
+    ``DoNotCall`` when that contact is marked do-not-call."""
+    if contact_id is None:
+        params = {"account_id": account_id, "phone_number": phone_number}
+        row = await fetch_one(conn, queries.LATEST_WITH_PHONE, params)
+    else:
+        row = await fetch_one(
+            conn, queries.CALL_TARGET, {"id": contact_id, "account_id": account_id}
+        )
+        if row is None:
+            # The same answer whether the id is unknown or another account's: nothing leaks.
+            raise ValidationFailed.for_field("contact_id", "contact_id does not match a contact")
+    if row is None:
+        return None
+    if row.do_not_call:
+        raise DoNotCall(f"Contact {row.id} is marked do-not-call; no call is created for it.")
+    found: str = row.id
     return found
-
-
-async def refuse_do_not_call(conn: Connection, account_id: str, contact_id: str) -> None:
-    """``DoNotCall`` when the contact is marked do-not-call: no call is created for it."""
-    flagged = await conn.scalar(
-        queries.DO_NOT_CALL_OF, {"id": contact_id, "account_id": account_id}
-    )
-    if flagged:
-        raise DoNotCall(f"Contact {contact_id} is marked do-not-call; no call is created for it.")

@@ -119,8 +119,14 @@ def check_mtls(auth: Mapping[str, Any], *, now: datetime | None = None) -> None:
     if leaf.not_valid_after_utc <= moment:
         expired = leaf.not_valid_after_utc.strftime("%Y-%m-%dT%H:%M:%SZ")
         raise _invalid("certificate", f"auth.certificate expired at {expired}")
+    try:
+        certified = leaf.public_key()
+    except UnsupportedAlgorithm:  # a key type or curve cryptography cannot load
+        raise _invalid(
+            "certificate", "auth.certificate holds a key of an unsupported type"
+        ) from None
     key = _private_key(auth["private_key"])
-    if _spki(leaf.public_key()) != _spki(key.public_key()):
+    if _spki(certified) != _spki(key.public_key()):
         raise _invalid("private_key", "auth.private_key does not match auth.certificate")
     if auth.get("ca"):
         _certificates(auth["ca"], "ca")

@@ -295,8 +295,10 @@ def body_model(event_type: str) -> type[BaseModel]:
     return model
 
 
+@functools.cache
 def body_schema(event_type: str) -> dict[str, Any]:
-    """A standalone JSON Schema 2020-12 of ``event_type``'s delivered body."""
+    """A standalone JSON Schema 2020-12 of ``event_type``'s delivered body. Built once per
+    type (a ``redact`` check walks it on a webhook's writes): shared, never to be modified."""
     schema = body_model(event_type).model_json_schema(mode="serialization")
     return {"$schema": JSON_SCHEMA_DIALECT, **schema}
 
@@ -422,8 +424,10 @@ class ThinEvent(BaseModel):
     data: ThinData
 
 
+@functools.cache
 def thin_schema(event_type: str) -> dict[str, Any]:
-    """A standalone JSON Schema 2020-12 of ``event_type``'s thin body."""
+    """A standalone JSON Schema 2020-12 of ``event_type``'s thin body (shared, as
+    ``body_schema``)."""
     schema = ThinEvent.model_json_schema(mode="serialization")
     properties = {**schema["properties"], "type": {"const": event_type, "type": "string"}}
     return {"$schema": JSON_SCHEMA_DIALECT, **schema, "properties": properties}

@@ -102,9 +102,6 @@ class ContactsBulk(RequestModel):
 def bulk_row(index: int, raw: Any, match_on: MatchOn) -> BulkRow:
     """One row of a bulk upsert, validated as ``ContactUpdate`` (a create's required fields are
     checked by the domain, which knows whether the row matched): its fields or its refusal."""
-    if not isinstance(raw, dict):
-        failure = ValidationFailed.for_field("body", "each contact must be a JSON object")
-        return BulkRow(index, None, refusal(failure))
     try:
         fields = ContactUpdate.model_validate(raw).provided()
     except ValidationError as exc:

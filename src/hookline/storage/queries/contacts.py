@@ -152,13 +152,14 @@ BY_ID_FOR_UPDATE = Query(select(*OUT).where(*owned(contacts)).with_for_update())
 DELETE = Query(delete(contacts).where(*owned(contacts)).returning(*OUT))
 """Deletes the contact, returning it (no row: none of the account's)."""
 
-LATEST_ID_WITH_PHONE = Query(
-    select(contacts.c.id)
+_CALL_TARGET = (contacts.c.id, contacts.c.do_not_call)
+LATEST_WITH_PHONE = Query(
+    select(*_CALL_TARGET)
     .where(of_account(contacts), contacts.c.phone_number == bindparam("phone_number"))
     .order_by(contacts.c.id.desc())
     .limit(1)
 )
-"""The account's most recent contact with ``phone_number``."""
+"""The account's most recent contact with ``phone_number``: its id and do-not-call flag."""
 
 BY_PHONE_NUMBERS_FOR_UPDATE = Query(
     select(*OUT)
@@ -177,6 +178,7 @@ BY_EMAILS_FOR_UPDATE = Query(
 """The account's contacts whose email is one of ``keys``."""
 
 LOCK_FOR_BULK = Query(select(func.pg_advisory_xact_lock(bindparam("lock", type_=BigInteger))))
+"""PostgreSQL: the account's bulk-upsert lock (``lock``), held to the end of the transaction."""
 
 
 async def take_bulk_turn(conn: Connection, lock: int) -> None:
@@ -187,13 +189,8 @@ async def take_bulk_turn(conn: Connection, lock: int) -> None:
         await conn.execute(LOCK_FOR_BULK, {"lock": lock})
 
 
-"""PostgreSQL: the account's bulk-upsert lock (``lock``), held to the end of the transaction."""
-
-DO_NOT_CALL_OF = Query(select(contacts.c.do_not_call).where(*owned(contacts)))
-"""The contact's do-not-call flag (no row: none of the account's)."""
-
-ID_OF = Query(select(contacts.c.id).where(*owned(contacts)))
-"""The id back when it is one of the account's contacts."""
+CALL_TARGET = Query(select(*_CALL_TARGET).where(*owned(contacts)))
+"""The contact's id and do-not-call flag (no row: none of the account's)."""
 
 
 def _update(columns: frozenset[str]) -> Update:
@@ -269,12 +266,10 @@ LIST = QueryShapes(_list)
 
 JSON_COLUMNS = (contacts.c.id, contact_json().label("json"))
 LIST_JSON = QueryShapes(lambda shape: _list(shape, JSON_COLUMNS))
+"""``LIST`` as ``(id, json)`` rows: each contact's JSON written by SQLite (``contact_json``)."""
 
 
 def list_json(conn: Connection) -> QueryShapes | None:
     """``LIST_JSON`` where the database writes each contact's JSON exactly as ``contact_out``
     would (SQLite); None where it cannot (PostgreSQL spaces its JSON): the list reads ``OUT``."""
     return LIST_JSON if conn.dialect.name == "sqlite" else None
-
-
-"""``LIST`` as ``(id, json)`` rows: each contact's JSON written by SQLite (``contact_json``)."""
