@@ -7,6 +7,7 @@ import re
 
 import httpx
 import orjson
+import pytest
 from sqlalchemy import select
 
 from hookline.delivery import manager
@@ -260,6 +261,27 @@ async def test_other_accounts_pages_are_404(
         assert response.status_code == 404, path
     assert (await signed_in.get(contact_path)).status_code == 200
     assert "badge-active" in (await signed_in.get(webhook_path)).text
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/dashboard/contacts/%00",
+        "/dashboard/contacts/%00/erase",
+        "/dashboard/erasures/%00",
+        "/dashboard/webhooks/%00/edit",
+        "/dashboard/webhooks/wh-x/deliveries/%00",
+        "/dashboard/calls/%00",
+        "/dashboard/events/%00",
+        "/dashboard/keys/%00/revoke",
+        "/dashboard/team/members/%00/remove",
+    ],
+)
+async def test_a_path_id_that_cannot_be_an_id_is_a_404_page(signed_in: Dash, path: str) -> None:
+    # PostgreSQL refuses a NUL in text: the id must never reach it.
+    response = await signed_in.get(path)
+    assert response.status_code == 404, path
+    assert "There is no such" in response.text
 
 
 async def test_webhook_lifecycle(signed_in: Dash, db: Database) -> None:
