@@ -408,6 +408,13 @@ async def test_settings_change_the_longest_call_as_the_api_does(
     )
     assert refused.status_code == 422 and 'id="e-max_call_seconds"' in refused.text
     assert 'value="59"' in refused.text
+    for typed in ("9" * 5000, "\u0661\u0662\u0660"):  # past int()'s digit limit; not ASCII digits
+        refused = await signed_in.post(
+            "/dashboard/settings/calls",
+            {"max_call_seconds": typed},
+            token_from="/dashboard/settings",
+        )
+        assert refused.status_code == 422 and 'id="e-max_call_seconds"' in refused.text
     saved = await signed_in.post(
         "/dashboard/settings/calls", {"max_call_seconds": "120"}, token_from="/dashboard/settings"
     )
