@@ -26,6 +26,7 @@ from hookline.dashboard import (
     pages_people,
     pages_webhooks,
 )
+from hookline.dashboard.sessions import require_session
 from hookline.dashboard.throttle import Throttle
 from hookline.dashboard.web import (
     PREFIX,
@@ -61,12 +62,13 @@ _ANY_ID = re.compile(ids.ANY_ID_PATTERN)
 
 async def _ids_checked(request: Request) -> None:
     """A path id that cannot be an id (``ids.ID_PATTERNS``) is a 404 page before any database
-    sees it, as in the API (PostgreSQL refuses a NUL in text)."""
+    sees it, as in the API (PostgreSQL refuses a NUL in text); signed out, the log-in page
+    first, as for any other id."""
     for name, value in request.path_params.items():
-        if name in _NOT_IDS:
+        if name in _NOT_IDS or _ID_PATTERNS.get(name, _ANY_ID).fullmatch(value):
             continue
-        if not _ID_PATTERNS.get(name, _ANY_ID).fullmatch(value):
-            raise not_found()
+        await require_session(request)
+        raise not_found()
 
 
 async def _home() -> RedirectResponse:
