@@ -7,6 +7,7 @@ import re
 
 import httpx
 import orjson
+import pytest
 from sqlalchemy import select
 
 from hookline.delivery import manager
@@ -262,6 +263,27 @@ async def test_other_accounts_pages_are_404(
     assert "badge-active" in (await signed_in.get(webhook_path)).text
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/dashboard/contacts/%00",
+        "/dashboard/contacts/%00/erase",
+        "/dashboard/erasures/%00",
+        "/dashboard/webhooks/%00/edit",
+        "/dashboard/webhooks/wh-x/deliveries/%00",
+        "/dashboard/calls/%00",
+        "/dashboard/events/%00",
+        "/dashboard/keys/%00/revoke",
+        "/dashboard/team/members/%00/remove",
+    ],
+)
+async def test_a_path_id_that_cannot_be_an_id_is_a_404_page(signed_in: Dash, path: str) -> None:
+    # PostgreSQL refuses a NUL in text: the id must never reach it.
+    response = await signed_in.get(path)
+    assert response.status_code == 404, path
+    assert "There is no such" in response.text
+
+
 async def test_webhook_lifecycle(signed_in: Dash, db: Database) -> None:
     account_id = await _account_id(db, signed_in.email)
     bad = await signed_in.post(
@@ -386,6 +408,13 @@ async def test_settings_change_the_longest_call_as_the_api_does(
     )
     assert refused.status_code == 422 and 'id="e-max_call_seconds"' in refused.text
     assert 'value="59"' in refused.text
+    for typed in ("9" * 5000, "\u0661\u0662\u0660"):  # past int()'s digit limit; not ASCII digits
+        refused = await signed_in.post(
+            "/dashboard/settings/calls",
+            {"max_call_seconds": typed},
+            token_from="/dashboard/settings",
+        )
+        assert refused.status_code == 422 and 'id="e-max_call_seconds"' in refused.text
     saved = await signed_in.post(
         "/dashboard/settings/calls", {"max_call_seconds": "120"}, token_from="/dashboard/settings"
     )

@@ -80,6 +80,7 @@ async def test_bad_routing_fields_redisplay_the_form_with_errors(
         ({"filter": "event.type =="}, "Syntax error"),
         ({"rate_limit": "0"}, "greater than or equal to 1"),
         ({"rate_limit": "ten"}, "valid integer"),
+        ({"rate_limit": "9" * 5000}, "valid integer"),
         ({"header_name_0": "Host", "header_value_0": "x"}, "set by hookline"),
         ({"header_name_0": "X-A", "header_value_0": "a\r\nb"}, "CR, LF"),
     ):

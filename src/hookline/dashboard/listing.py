@@ -58,3 +58,14 @@ def field_errors(error: ValidationError | ApiError) -> dict[str, str]:
 def text(form: Any, name: str) -> str:
     value = form.get(name)
     return value.strip() if isinstance(value, str) else ""
+
+
+def whole_number(value: str) -> int | str:
+    """A form's ASCII digits as the integer the API's schemas take; anything else as typed, for
+    the schema to refuse (Python's ``int`` refuses thousands of digits: typed, not a crash)."""
+    if value.isascii() and value.isdigit():
+        try:
+            return int(value)
+        except ValueError:
+            return value
+    return value

@@ -8,7 +8,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import ValidationError
 
 from hookline.dashboard.csrf import CheckedForm
-from hookline.dashboard.listing import field_errors, text
+from hookline.dashboard.listing import field_errors, text, whole_number
 from hookline.dashboard.people import account_name
 from hookline.dashboard.sessions import CurrentSession, optional_session
 from hookline.dashboard.web import PREFIX, Flash, database, not_found, redirect, render
@@ -80,9 +80,8 @@ async def _settings_page(
 async def call_settings(request: Request, session: CurrentSession, form: CheckedForm) -> Response:
     values = {"max_call_seconds": text(form, "max_call_seconds")}
     try:
-        seconds = values["max_call_seconds"]
         body = AccountUpdate.model_validate(
-            {"max_call_seconds": int(seconds) if seconds.isdecimal() else seconds}
+            {"max_call_seconds": whole_number(values["max_call_seconds"])}
         )
     except ValidationError as exc:
         return await _settings_page(request, session, values, field_errors(exc))

@@ -14,7 +14,14 @@ from pydantic import ValidationError
 
 from hookline.crypto import SecretBox
 from hookline.dashboard.csrf import CheckedForm
-from hookline.dashboard.listing import PAGE_SIZE, cursor_id, field_errors, next_page_url, text
+from hookline.dashboard.listing import (
+    PAGE_SIZE,
+    cursor_id,
+    field_errors,
+    next_page_url,
+    text,
+    whole_number,
+)
 from hookline.dashboard.pages_operations import webhook_health
 from hookline.dashboard.sessions import CurrentSession
 from hookline.dashboard.web import (
@@ -125,9 +132,7 @@ def _auth_values(webhook: dict[str, Any]) -> dict[str, Any]:
 def _routing_fields(values: dict[str, Any]) -> dict[str, Any]:
     """The form's filter, rate limit, redact paths (one a line) and payload as the API takes
     them (blank: none)."""
-    rate: Any = values["rate_limit"]
-    if rate.isascii() and rate.isdigit():
-        rate = int(rate)
+    rate = whole_number(values["rate_limit"])
     return {
         "filter": values["filter"] or None,
         "rate_limit": None if rate == "" else rate,
